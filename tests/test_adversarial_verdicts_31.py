@@ -67,7 +67,7 @@ Bugs found, one line each:
    rejects the kernel at its line.
 10. `x.to(tl.float16, fp_downcast_rounding="rtn")` (a mode Triton 3.6 does not have) and a
    rounding mode on a conversion that narrows no float (`.to(tl.float64, ...="rtz")`) were
-   verified; Triton refuses both. FIXED: the lowering refuses them (translate._rounding_refusal).
+   verified; Triton refuses both. FIXED: the lowering refuses them (rounding.rounding_refusal).
 
 11. `(t.to(tl.float8e4b15) + t.to(tl.float8e4b15))` was verified, and Triton 3.6 fails to
    compile it (fp8 arithmetic, which the lowering refuses for the fp8 types it names, reached
@@ -473,7 +473,9 @@ def test_a_rounding_mode_triton_refuses_is_refused(tmp_path, capsys, monkeypatch
 
 @pytest.mark.parametrize("stmt", ['u = t.to(tl.float16, fp_downcast_rounding="rtz")',
                                   'u = t.to(tl.bfloat16, fp_downcast_rounding="rtne")',
-                                  'u = t.to(tl.float8e4nv, fp_downcast_rounding="rtz")'])
+                                  # (float8e4nv until round 37: Triton compiled it only
+                                  # because `u` is unused; stored, its LLVM lowering fails)
+                                  'u = t.to(tl.float8e5, fp_downcast_rounding="rtz")'])
 def test_a_rounding_mode_of_a_narrowing_is_verified(tmp_path, capsys, monkeypatch, stmt):
     code, err = dump(tmp_path, capsys, reader_does(stmt))
     expect(code, err, "verified")

@@ -2728,9 +2728,11 @@ class Builder(BuildRules, ConstexprRules):
                            f"read by the frontend: {instead}", node, check="unlowered-call")
         value = fold(rst.value) if rst is not None else fold(receiver)
         if type(value) in (int, float, bool) or isinstance(receiver, K.Name) \
-                and receiver.id in self.constexpr_params:
-            # a compile-time number (written, a constexpr, a name bound to one): a constexpr in
-            # Triton 3.6, which has no member functions ("'constexpr' object has no attribute")
+                and receiver.id in self.constexpr_params or self.static_arithmetic(receiver):
+            # a compile-time number (written, a constexpr, a name bound to one, arithmetic of
+            # tl.static_range variables: `i.cdiv(2)` was verified, adversarial round 37): a
+            # constexpr or a Python int in Triton 3.6, which has no member functions
+            # ("'constexpr' object has no attribute", "'int' object has no attribute")
             what = f"the compile-time number {value!r}" if value is not None \
                 else f"the constexpr `{ast.unparse(node.func.value)}`"
             raise self.err(f"`{ast.unparse(node.func)}(...)` calls a member of {what}: Triton "

@@ -1908,16 +1908,25 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             a, b = (self.tile_dtype(x, seen) for x in (e.lhs, e.rhs))
             if a is not None and a == b:
                 return a
-            for t, other in ((a, e.rhs), (b, e.lhs)):
+            for t, other, other_t in ((a, e.rhs, b), (b, e.lhs, a)):
                 if t is not None and t.startswith(("fp", "bf")) and isinstance(other, K.Const) \
                         and isinstance(other.value, (int, float)) \
                         and not isinstance(other.value, bool):
                     return t
+                if t == "int64" and (isinstance(other, K.Const) and type(other.value) is int
+                                     or isinstance(other, K.Name) and other_t in (None, "int32")
+                                     and self.operand_type(other) == "int"):
+                    # Triton promotes an i32 (or a Python int) beside an int64 to int64: `u +
+                    # N.cast(tl.int64)` is one (adversarial round 37)
+                    return t
             return None
         if not isinstance(e, K.Op):
             return None
-        if e.name == "to" and len(e.args) > 1 and isinstance(e.args[1], K.DType):
-            return e.args[1].name
+        if e.name in ("to", "tl.cast"):
+            # `x.cast(tl.float16)` / `tl.cast(x, ...)` too: `x = t.cast(tl.float16)` made
+            # `tl.exp2(x)` verified (adversarial round 37)
+            dt = e.args[1] if len(e.args) > 1 else e.kw("dtype")
+            return dt.name if isinstance(dt, K.DType) else None
         if e.name in ("tl.reshape", "tl.ravel"):  # the operand's elements, in another shape
             operand = bind_reshape(e.name, e.args, e.kwargs)[0]
             return self.tile_dtype(operand, seen) if operand is not None else None
@@ -2155,8 +2164,11 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.bitcast_rule(e)
             recv = self.eval(e.args[0])
             number = self.static_int(recv) if isinstance(recv, Aff) else None
-            if (number is not None or isinstance(recv, KernelArg) and recv.constexpr) \
+            if (number is not None or isinstance(recv, KernelArg) and recv.constexpr
+                    or self.python_number(e.args[0]) and not _literal_arithmetic(e.args[0])) \
                     and not self.tensor_expr(e.args[0]):
+                # (a tl.static_range variable too: a Python int, `i.to(tl.int64)` was verified
+                # until adversarial round 37)
                 # a compile-time number (written, a constexpr, a static_range variable, or a
                 # name bound once that the builder folds to it): Triton's constexpr has no `.to`
                 # ("'constexpr' object has no attribute 'to'"), and the lowered kernel, which
@@ -2672,6 +2684,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.block_shape_rule(name, node)
         if triton and name == "full":
             self.full_value_rule(node)
+        if triton and name == "cast":
+            self.bitcast_rule(node)
         if triton:
             self.operand_dtype_rule(name, node)
         if triton and name in ("dot", "expand_dims", "broadcast_to"):
@@ -3548,16 +3562,17 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.loop_ranges[ir_var] = bounds
         self.loop_vars.append(ir_var)
         self.depth += 1
-        saved_bad = self.bad_loop
+        saved_bad, unrolled = self.bad_loop, self.static_unrolled
         if bad is not None:
             self.bad_loop = (s, f"this loop contains pipe events, but {bad}", "non-affine-loop")
         try:
+            self.static_unrolled = unrolled * self.static_range_rule(s)
             body = self.exec_body_carried(s, names)
         finally:
             self.loop_vars.pop()
             self.loop_ranges.pop(ir_var, None)
             self.depth -= 1
-            self.bad_loop = saved_bad
+            self.bad_loop, self.static_unrolled = saved_bad, unrolled
         after = dict(self.env)
         self.env.clear()
         self.env.update(before)

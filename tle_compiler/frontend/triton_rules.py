@@ -33,7 +33,7 @@ from .constexpr_rules import condition_type_refusal
 from .local_tensors import refusal
 from .partition_rules import (bind_reshape, operand_kind_refusal, reshape_shape_refusal,
                               trans_dims_refusal)
-from .values import Aff, Const, Data, KernelArg, Poison, Sym, Value
+from .values import I64, Aff, Const, Data, KernelArg, Poison, Sym, Value
 
 
 class TritonRules:
@@ -597,6 +597,18 @@ class TritonRules:
                                f"\"'arith.select' op failed to verify\")", node,
                                check="unsupported-expression")
             return
+        if name == "cdiv":
+            # Triton's cdiv is `(x + (div - 1)) // div`: a float operand beside a tensor makes
+            # it `//` of floats ("unexpected type fp32"; `t.cdiv(2.0)` and `tl.cdiv(N, 2.5)`
+            # were verified: adversarial round 37); of Python numbers alone Python computes it
+            floats = [x for x in node.args[:2] if self.operand_type(x) == "float"]
+            if floats and not all(self.python_number(x) for x in node.args[:2]):
+                dt = self.tile_dtype(floats[0]) or "fp32"
+                raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it (tl.cdiv computes "
+                               f"`(x + (div - 1)) // div`, and `//` of a float: \"unexpected type "
+                               f"{dt}\"); cdiv takes integers", node,
+                               check="unsupported-expression")
+            return
         operands = node.args[:3] if name == "fma" else node.args[:2] if name in (
             "fdiv", "umulhi", "div_rn") else node.args[:1]
 
@@ -777,11 +789,14 @@ class TritonRules:
                        check="unsupported-control-flow")
 
     def bitcast_rule(self, e: K.Op) -> None:
-        """Refuse ``x.to(dtype, bitcast=True)`` between element types of different widths,
-        where the frontend knows ``x``'s (:meth:`tile_dtype`, or the scalar tensor a plain
+        """Refuse ``x.to(dtype, bitcast=True)`` (``x.cast(...)``, ``tl.cast(x, ...)``: verified
+        until adversarial round 37) between element types of different widths, where the
+        frontend knows ``x``'s (:meth:`tile_dtype`, or the scalar tensor a plain
         assignment makes of a number: :meth:`number_tensor_type`): Triton 3.6 refuses it ("Cannot
         bitcast data-type of size 32 to data-type of size 16"); it was verified."""
         flag = e.kw("bitcast")
+        if flag is None and e.name == "tl.cast" and len(e.args) > 3:
+            flag = e.args[3]  # tl.cast(input, dtype, fp_downcast_rounding, bitcast)
         target = e.args[1] if len(e.args) > 1 else e.kw("dtype")
         if not (isinstance(flag, K.Const) and flag.value is True and isinstance(target, K.DType)):
             return
@@ -924,35 +939,161 @@ class TritonRules:
                 return True
         return ta is not None and tb is not None and ta != tb
 
+    #: the most statements a nest of tl.static_range loops may unroll to: Triton 3.6 unrolls
+    #: the loop in its AST, and its compile time grows with the square of the statements
+    #: unrolled (10000 iterations of `u = u + 1.0` on a tile: 15 s, 30000: 150 s; 100000 end in
+    #: a segmentation fault). Equal to python_numbers._STATIC_VALUES, the values of the loop
+    #: variables a number is computed at.
+    MAX_UNROLLED = 16384
+    #: the iterations of the tl.static_range loops around the statement being walked (product)
+    static_unrolled = 1
+
+    def static_range_rule(self, s: K.For) -> int:
+        """Refuse a ``tl.static_range`` loop that unrolls, with the tl.static_range loops
+        around it, to more than :data:`MAX_UNROLLED` statements (iterations times the
+        statements of its body): ``tl.static_range(0, 100000)`` was verified (adversarial round
+        36), and Triton 3.6 crashes compiling it. Its iteration count (1 for a loop of bounds
+        not known here), by which the loops inside it multiply."""
+        if not s.static:
+            return 1
+        bounds = [self.static_int(self.eval(e)) for e in (s.start, s.stop, s.step)]
+        if None in bounds or bounds[2] == 0:
+            return 1
+        trips = len(range(*bounds))
+        stmts = sum(1 for _ in K.walk_stmts(s.body))
+        unrolled = self.static_unrolled * trips
+        if unrolled * stmts > self.MAX_UNROLLED:
+            around = (f", inside tl.static_range loops of {self.static_unrolled} iterations"
+                      if self.static_unrolled > 1 else "")
+            raise self.err(f"`{self.range_text(s)}` unrolls {trips} iterations of {stmts} "
+                           f"statement{'s' if stmts > 1 else ''}{around}: {unrolled * stmts} "
+                           f"statements, more than {self.MAX_UNROLLED}; Triton 3.6 unrolls a "
+                           f"tl.static_range in the kernel's source, and its compile time grows "
+                           f"with the square of that (a segmentation fault at 100000): write "
+                           f"`range` or `tl.range` for a loop of many iterations", s,
+                           check="bad-loop")
+        return max(trips, 1)
+
+    def int_width(self, kind: tuple, v: Optional[Value]) -> tuple:
+        """``kind`` (:meth:`type_known`) of a scalar integer whose element type no cast names,
+        with the width the walk surely knows of its value ``v``: int64 where it went through
+        ``.to(tl.int64)`` or Triton's promotion beside one (values.I64), int32 where it is a
+        number of i32 (Triton makes ``u = 0`` an int32 tensor) or computed from i32 kernel
+        arguments alone (by the DEFAULT_CONFIG signature); else ``kind`` as it is."""
+        dims, exact, scalar, dtype = kind
+        if dtype is not None or scalar != "int" or dims or not exact:
+            return kind
+        if isinstance(v, (Aff, Data)) and I64 in v.wide:
+            return dims, exact, scalar, "int64"
+        sig = self.k.config_signature
+        if isinstance(v, KernelArg) and not v.constexpr and sig.get(v.name) in ("i32", "i64"):
+            return dims, exact, scalar, "int32" if sig[v.name] == "i32" else "int64"
+        if not isinstance(v, Aff) or v.wide:
+            return kind
+        if v.expr.is_const:
+            if not -2 ** 31 <= v.expr.const < 2 ** 31:
+                return kind
+        elif not all(sig.get(self.k.params.slot(x).arg or "") == "i32"
+                     for x in v.expr.variables if x in self.k.params.by_placeholder) or any(
+                x not in self.k.params.by_placeholder for x in v.expr.variables):
+            return kind  # a loop variable, a derived param, an i64 argument: not followed
+        return dims, exact, scalar, "int32"
+
+    def carried_kind(self, before: dict, env: dict, names, kind: tuple, bound) -> tuple:
+        """``kind`` of the value ``bound`` a loop body bound a name to, where the walk knew
+        nothing of it because it reads names the loop carries (Poison in the body:
+        ``u = u + N.to(tl.int64)``): its expression read again with those names bound to their
+        values before the loop, whose types Triton requires them to keep."""
+        if kind[2] is not None or not (isinstance(bound, Data) and bound.node is not None):
+            return kind
+        read = dict(env)
+        for n in names:
+            if isinstance(read.get(n), Poison) or read.get(n) is bound:
+                if before.get(n) is None or isinstance(before.get(n), Poison):
+                    return kind
+                read[n] = before[n]
+        saved, self.env = self.env, read
+        try:
+            return self.type_known(bound.node)
+        finally:
+            self.env = saved
+
     def same_types(self, before: dict, afters: list[dict], names: dict[str, int], node,
                    what: str) -> None:
         """Refuse a name bound before a runtime `if` (or a range / while loop) whose type a
-        branch (the body) changes, where the frontend knows both: a scalar become a block, a
-        block of another shape or element type, an int become a float. Triton 3.6 refuses it
+        branch (the body) changes, and a name both branches of a runtime `if` bind to values of
+        two types, where the frontend knows both: a scalar become a block, a block of another
+        shape or element type, an int become a float, an int32 an int64. Triton 3.6 refuses it
         ("initial value for `b` is of type int8[32, 64], but the then block redefines it as
-        fp32[]", "Loop-carried variable b has initial type int32 but is re-assigned to ..."),
-        and a branch binding a number to a tile name was lowered as `pass` (verified)."""
+        fp32[]", "Loop-carried variable b has initial type int32 but is re-assigned to ...",
+        "Mismatched type for u between then block (int64) and else block (int32)"), and a
+        branch binding a number to a tile name was lowered as `pass` (verified)."""
         for name, line in names.items():
             if before.get(name) is None or isinstance(before.get(name), Poison):
+                if what == "if" and len(afters) == 2:
+                    self.same_branch_types(afters, name, line, node)
                 continue
-            first = self.type_bound(before, name)
+            first = self.int_width(self.type_bound(before, name), before.get(name))
             for i, env in enumerate(afters):
                 if env.get(name) is None or isinstance(env.get(name), Poison):
                     continue
-                then = self.type_bound(env, name)
-                bound = env.get(name)
-                if then[2] is None and isinstance(bound, Data) and bound.floating:
-                    # a float the source spells (`u = u + 1.5` in a loop, whose second walk
-                    # reads `u` as data): a float, of whatever shape (adversarial round 36)
-                    then = (then[0], then[1], "float", then[3])
+                then = self.carried_kind(before, env, names, self.bound_kind(env, name),
+                                         env.get(name))
+                # an int32 made an int64 or back (`u = 0`, then `u = u + N.to(tl.int64)`;
+                # verified until adversarial round 37)
+                then = self.int_width(then, env.get(name))
                 if not self.types_differ(first, then):
                     continue
                 where = ("the body of the loop" if what == "loop"
                          else "the then branch" if i == 0 else "the else branch")
                 py = self.k.names.py(name)
-                raise self.err(f"`{py}` is {self.type_text(first)} before the "
+                was, now = self.type_texts(first, then)
+                raise self.err(f"`{py}` is {was} before the "
                                f"{'loop' if what == 'loop' else '`if`'} at line {node.loc.line}, "
-                               f"and {where} binds it to {self.type_text(then)} (line {line}): "
+                               f"and {where} binds it to {now} (line {line}): "
                                f"Triton 3.6 refuses a name whose type a loop or a branch on a "
                                f"run-time value changes; bind the new value to another name",
                                node, check="unsupported-expression")
+
+    def bound_kind(self, env: dict, name: str) -> tuple:
+        """:meth:`type_bound` of ``name`` in ``env``, a float the source spells (`u = u + 1.5`
+        in a loop, whose second walk reads `u` as data: Data.floating) a float of whatever
+        shape (adversarial round 36)."""
+        kind = self.type_bound(env, name)
+        bound = env.get(name)
+        if kind[2] is None and isinstance(bound, Data) and bound.floating:
+            kind = (kind[0], kind[1], "float", kind[3])
+        return kind
+
+    def type_texts(self, a: tuple, b: tuple) -> tuple[str, str]:
+        """:meth:`type_text` of two kinds, their widths named where that alone tells them
+        apart (scalars of one kind)."""
+        was, now = self.type_text(a), self.type_text(b)
+        if was == now:
+            was, now = (f"{t} ({k[3]})" for t, k in ((was, a), (now, b)))
+        return was, now
+
+    def same_branch_types(self, afters: list[dict], name: str, line: int, node) -> None:
+        """Refuse ``name``, unbound before the `if` ``node`` on a run-time value, bound by both
+        its branches to values whose types the frontend knows to differ: Triton 3.6 refuses it
+        ("Mismatched type for u between then block (int64) and else block (int32)"); `if N > 2:
+        u = t else: u = N` was verified (adversarial round 37)."""
+        values = [env.get(name) for env in afters]
+        if any(v is None or isinstance(v, Poison) for v in values) or values[0] is values[1]:
+            return
+        if not any(isinstance(x, K.Name) and self.is_runtime(self.env.get(x.id))
+                   or isinstance(x, K.Op) and x.name.startswith("tl.")
+                   for x in K.walk_expr(node.cond)):
+            return  # a constexpr condition (read unspecialised): Triton keeps one branch
+        then, other = (self.int_width(self.bound_kind(env, name), v)
+                       for env, v in zip(afters, values))
+        if not self.types_differ(then, other):
+            return
+        a, b = self.type_texts(then, other)
+        raise self.err(f"`{self.k.names.py(name)}` is bound to {a} by the then branch of the "
+                       f"`if` at line {node.loc.line} and to {b} by its else branch (line "
+                       f"{line}): Triton 3.6 refuses a name the branches of an `if` on a "
+                       f"run-time value bind to values of two types (\"Mismatched type for "
+                       f"{self.k.names.py(name)} between then block and else block\"); convert "
+                       f"one (`.to(...)`), or bind them to two names", node,
+                       check="unsupported-expression")

@@ -48,6 +48,7 @@ from ..frontend.partition_rules import (VIEW_REFUSAL, bind_reshape, reshape_shap
 from ..ir import kernel as K
 from ..ir import promotion
 from ..language.unlowered import UNLOWERED_CALLS
+from .rounding import rounding_refusal
 from .values import V, wide
 
 ATOMIC_OPS = ("add", "and", "or", "xor", "max", "min", "xchg")
@@ -379,7 +380,8 @@ def value_op(tr, node: K.Op) -> V:
         if x.kind not in ("const", "scalar", "tensor"):
             raise tr.err(f"`tl.cast` of a {x.kind}", node)
         extra = _literal_keywords(tr, node, a, {"fp_downcast_rounding": None, "bitcast": False})
-        refusal = promotion.fp8_conversion_refusal(x.dtype, dt.value, "bitcast=True" in extra)
+        refusal = promotion.fp8_conversion_refusal(x.dtype, dt.value, "bitcast=True" in extra) \
+            or rounding_refusal(a, x.dtype, dt.value)  # (x.to's: x.cast(..., "rtz") is x.to's)
         if refusal:
             raise tr.err(refusal, node)
         text = f"gl.cast({x.text}, {dt.text}{extra})"

@@ -41,6 +41,7 @@ from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from ..ir import promotion
 from . import call_args, kir_paths, more_ops, pipes, row_reduce
+from .rounding import rounding_refusal
 from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
@@ -152,39 +153,6 @@ UNTYPED = "lowering-untyped"
 #: goes on past it, so that a refusal after it, which that refusal would hide, is found; a
 #: kernel no stand-in type translates is one the lowering refuses whatever its types.
 UNTYPED_STAND_IN: ContextVar = ContextVar("UNTYPED_STAND_IN", default=None)
-
-def _float_bits(t: Optional[str]) -> Optional[int]:
-    """The width of floating-point type ``t`` (a Gluon dtype name), None for any other."""
-    if not t or not t.startswith(("float", "bfloat", "fp8")):
-        return None
-    return 8 if t.startswith(("float8", "fp8")) else {"bfloat16": 16, "float16": 16, "float32": 32,
-                                              "float64": 64}.get(t)
-
-
-def _rounding_refusal(kwargs: dict, src: Optional[str], dst: Optional[str]) -> Optional[str]:
-    """Why Triton 3.6 refuses ``x.to(dst, fp_downcast_rounding=...)`` of an ``x`` of type
-    ``src`` (None when it does not, or the types are not known here): a mode other than 'rtne'
-    and 'rtz' ("Invalid rounding mode"), or one given for a conversion that is no narrowing of
-    a float to a float ("fp_downcast_rounding should be set only for truncating fp
-    conversions"); with bitcast=True the mode is not read."""
-    from ..language import call_args
-
-    e = kwargs.get("fp_downcast_rounding")
-    ok, mode = call_args.literal_of(e) if e is not None else (True, None)
-    bitcast = kwargs.get("bitcast")
-    if not ok or mode is None or bitcast is not None and call_args.literal_of(bitcast) == (True,
-                                                                                        True):
-        return None
-    if mode not in ("rtne", "rtz"):
-        return (f"fp_downcast_rounding={mode!r}: Triton 3.6 supports the rounding modes 'rtne' "
-                f"and 'rtz' only (\"Invalid rounding mode\")")
-    a, b = _float_bits(src), _float_bits(dst)
-    if src is not None and dst is not None and not (a and b and a > b):
-        return (f"fp_downcast_rounding={mode!r} on a conversion from {src} to {dst}: Triton "
-                f"3.6 takes a rounding mode only for a float narrowed to a float "
-                f"(\"fp_downcast_rounding should be set only for truncating fp conversions\")")
-    return None
-
 
 FLOAT_DTYPES = frozenset({"float16", "bfloat16", "float32", "float64", "float8e4nv", "float8e5"})
 
@@ -896,7 +864,7 @@ class FnTranslator:
                 extra += f", {key}={value!r}"
             refusal = promotion.fp8_conversion_refusal(base.dtype, dt.value,
                                                        "bitcast=True" in extra) \
-                or _rounding_refusal(dict(node.kwargs), base.dtype, dt.value)
+                or rounding_refusal(dict(node.kwargs), base.dtype, dt.value)
             if refusal:
                 raise self.err(refusal, node)
             return self.computed(base, text=f"{base.text}.to({dt.text}{extra})",
