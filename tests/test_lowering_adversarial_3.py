@@ -274,6 +274,7 @@ READERS = HEAD + '''CAP = 4
 
 @tle.jit(num_warps=4)
 def readers_c4(x_ptr, y_ptr, N):
+    tle.assume(N <= 4096)  # y's offsets stay in int32 (past it they wrap onto each other)
     p = tle.pipe(capacity=CAP, readers=("a", "b", "c"), t=tle.gpu.alloc([CAP, BM, BN], tl.int32),
                  u=tle.gpu.alloc([CAP, BN], tl.int32))
     tle.gpu.warp_specialize([(fill, (p, x_ptr, N)), (ra, (p, y_ptr, N)), (rb, (p, y_ptr, N)),
@@ -395,6 +396,7 @@ def mma(p, c_ptr, N):
 KERNELS["helper_dot"] = HEAD64 + '''
 @tle.jit(num_warps=4)
 def helper_dot(a_ptr, c_ptr, N):
+    tle.assume(N <= 4096)  # c's rows (i + 1) * BM * BN stay in int32, apart from row 0
     p = tle.pipe(capacity=2, a=tle.gpu.alloc([2, BM, BN], tl.bfloat16))
     q = tle.pipe(capacity=4, a=tle.gpu.alloc([4, BM, BN], tl.bfloat16))
     tle.gpu.warp_specialize([(fill, (p, q, a_ptr, N)), (m1, (p, c_ptr, N)), (m2, (q, c_ptr, N))],

@@ -76,8 +76,8 @@ def kernel(extra: str = "pass", write: str = STORE, late: str = "pass") -> str:
 #: member calls and, for each, the library call the lowering must emit for it
 MEMBERS = {
     "acc = acc + acc.sum(axis=1).reshape(BM, 1)": ("gl.reshape(gl.sum(acc, 1), [64, 1])",),
-    "acc = acc + acc.max(0)[None, :] - acc.min(axis=1, keep_dims=True)": ("gl.max(acc, 0)[None, :]",
-                                                                          "gl.min(acc, 1)[:, None]"),
+    "acc = acc + acc.max(0)[None, :] - acc.min(axis=1, keep_dims=True)": (
+        "gl.max(acc, 0)[None, :]", "gl.min(acc, 1)[:, None]"),
     "acc = acc.exp().log().abs().sqrt()": ("gl.sqrt(gl.abs(gl.log(gl.exp(acc))))",),
     "acc = acc.ravel().reshape(BM, BN).trans()": ("gl.permute(", "gl.reshape(acc, [4096])"),
     "acc = acc + acc.expand_dims(0).sum(0)": ("gl.sum(acc[None, :, :], 0)",),

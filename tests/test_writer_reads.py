@@ -46,6 +46,7 @@ import tle_compiler as tle
 
 @tle.jit(num_warps=4)
 def k(x_ptr, out_ptr, N):
+    tle.assume(N <= 65536)  # out's rows i * 4096 stay in int32
     p = tle.pipe(capacity={capacity}, readers=("a", "b"),
                  t=tle.gpu.alloc([{capacity}, 64, 64], tl.float32),
                  u=tle.gpu.alloc([{capacity}, 64, 64], tl.float32))

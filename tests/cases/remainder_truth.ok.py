@@ -9,7 +9,7 @@ import tle_compiler as tle
 
 @tle.jit
 def ring(x_ptr, N):
-    tle.assume(N >= 0)
+    tle.assume(0 <= N <= 1048576)  # rows t * 64 stay in int32 (past 2 ** 25 they wrap)
     kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.int32))
     tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, x_ptr, N))], [4], [232])
 

@@ -38,6 +38,28 @@ _NARROW = {"int1": (0, 1, None), "int8": (-128, 127, 256), "uint8": (0, 255, 256
 _COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=")
 
 
+class Integers:
+    """Arithmetic on unbounded integers: :class:`Model`'s reading until a check plugs in
+    another (race_wraps.py's fixed-width one, with the same two functions)."""
+
+    @staticmethod
+    def settle(model: "Model", e: K.BinOp, a, b, inst: "Instance", where: str):
+        """The term of ``e`` (``+``, ``-``, ``*`` or ``<<`` by a number) of operand terms."""
+        if e.op == "+":
+            return a + b
+        if e.op == "-":
+            return a - b
+        if e.op == "*":
+            return a * b
+        return a * (1 << model.z3.simplify(b).as_long())
+
+    @staticmethod
+    def operand(model: "Model", e: K.Expr, value, inst: "Instance", where: str,
+                cut: bool = False):
+        """The value of ``e`` an op that is no ring operation takes: ``value``."""
+        return value
+
+
 class Model:
     """Builds z3 terms of one kernel's expressions; symbols of kernel arguments and program ids
     are shared by every instance."""
@@ -74,6 +96,9 @@ class Model:
         #: the arguments that are pointers (race_wraps.pointer_arguments): 64-bit; the others
         #: integers of int32 values
         self.pointers: set[str] = set()
+        #: how arithmetic reads (race_wraps.py, which the check plugs in: values in their
+        #: fixed-width types; :class:`Integers` until then)
+        self.arith = Integers
         #: the integer arguments' kinds a signature gives (race_wraps.integer_widths)
         self.widths: dict[str, str] = {}
         #: whether the terms being built are read as Triton computes them, their int32
@@ -200,10 +225,8 @@ def condition(model: Model, e: K.Expr, inst: Instance, where: str = "part",
     if isinstance(e, K.Compare):
         if not _compare_read(e):
             return None
-        from .race_wraps import operand  # the order of int32 values
-
-        a = operand(model, e.lhs, term(model, e.lhs, inst, 24, where), inst, where)
-        b = operand(model, e.rhs, term(model, e.rhs, inst, 24, where), inst, where)
+        a = model.arith.operand(model, e.lhs, term(model, e.lhs, inst, 24, where), inst, where)
+        b = model.arith.operand(model, e.rhs, term(model, e.rhs, inst, 24, where), inst, where)
         return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
                 ">=": a >= b}.get(e.op)
     if names and isinstance(e, K.BinOp) and e.op in ("&", "|"):
@@ -702,13 +725,11 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
     z3 = model.z3
     a = term(model, e.lhs, inst, depth - 1, where)
     b = term(model, e.rhs, inst, depth - 1, where)
-    from .race_wraps import operand, settle  # int32 arithmetic wraps around
-
     if e.op in ("+", "-", "*"):
-        return settle(model, e, a, b, inst, where)
+        return model.arith.settle(model, e, a, b, inst, where)
     c = _number(b)
     if e.op in ("//", "%", ">>") and c is not None:
-        a = operand(model, e.lhs, a, inst, where)
+        a = model.arith.operand(model, e.lhs, a, inst, where)
         if e.op == ">>":
             if not 0 <= c < 64:
                 return model.fresh("shift", inst)
@@ -720,7 +741,7 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
         inst.constraints.append(z3.Abs(a - c * q) < abs(c))
         return q if e.op in ("//", ">>") else a - c * q
     if e.op == "<<" and c is not None and 0 <= c < 64:
-        return settle(model, e, term(model, e.lhs, inst, depth - 1, where), b, inst, where)
+        return model.arith.settle(model, e, a, b, inst, where)
     if e.op == "&":
         m = c if c is not None else _number(a)
         v = model.fresh("and", inst)
@@ -759,9 +780,7 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
         a = term(model, e.args[0], inst, depth - 1, where)
         target = e.args[1].name if len(e.args) > 1 and isinstance(e.args[1], K.DType) else None
         if target in ("int64", "uint64", "int32"):
-            from .race_wraps import operand  # widened or cut: its int32 value
-
-            a = operand(model, e.args[0], a, inst, where, cut=target == "int32")
+            a = model.arith.operand(model, e.args[0], a, inst, where, cut=target == "int32")
         narrow = _NARROW.get(target)
         if narrow is None:
             return a  # a cast to int32 or a 64-bit type: the same value (overflow is not
@@ -786,20 +805,14 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
         inst.constraints.append(z3.Or(v == a, v == b))
         return v
     if name in ("tl.minimum", "tl.maximum", "min", "max") and len(e.args) == 2:
-        from .race_wraps import operand  # the order of int32 values
-
-        a = operand(model, e.args[0], term(model, e.args[0], inst, depth - 1, where), inst,
-                    where)
-        b = operand(model, e.args[1], term(model, e.args[1], inst, depth - 1, where), inst,
-                    where)
+        a, b = (model.arith.operand(model, x, term(model, x, inst, depth - 1, where), inst,
+                                    where) for x in e.args)  # the order of their values
         v = model.fresh("minmax", inst)
         inst.constraints.append(z3.Or(v == a, v == b))
         return v
     if name == "tl.cdiv" and len(e.args) == 2:
-        from .race_wraps import operand
-
-        a = operand(model, e.args[0], term(model, e.args[0], inst, depth - 1, where), inst,
-                    where)
+        a = model.arith.operand(model, e.args[0], term(model, e.args[0], inst, depth - 1, where),
+                                inst, where)
         c = _number(term(model, e.args[1], inst, depth - 1, where))
         if c:
             q = model.fresh("cdiv", inst)
