@@ -126,6 +126,12 @@ def test_int8_arithmetic_is_any_int8_value(tmp_path, capsys):
     expect(code, err, RACE)
 
 
+def test_int8_arithmetic_promoted_to_int32_keeps_its_wrap(tmp_path, capsys):
+    """(t % 64).to(tl.int8) * 4 is computed in int8 before + offs promotes it: -128 at 32."""
+    code, err = dump(tmp_path, capsys, late_pair("((t % 64).to(tl.int8) * 4 + 0 * t)", "-128"))
+    expect(code, err, RACE)
+
+
 def test_a_race_without_a_wrap_gets_the_plain_witness(tmp_path, capsys):
     """Where the addresses meet without a wrap too, the witness is that one (t = 0 here), not
     one of a wrapped offset."""

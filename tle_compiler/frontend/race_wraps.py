@@ -46,17 +46,19 @@ _NARROW_TYPES = ("int1", "int8", "uint8", "int16", "uint16")
 
 def settle(model: Model, e: K.BinOp, a, b, inst: Instance, where: str):
     """The term of ``e`` (``+``, ``-``, ``*`` or ``<<`` of operand terms ``a``, ``b``) as Triton
-    computes it. In 32 bits, the integer result (its chain is wrapped where it is taken:
-    :func:`operand`); with a 64-bit operand, the other one is wrapped first and the result is
-    exact."""
+    computes it: the integer result of the operands in the result's type (its chain is wrapped
+    where it is taken: :func:`operand`), an operand of a narrower type (int8 beside int32,
+    int32 beside int64) read in its own first."""
     ka, kb = kind(model, e.lhs, inst, where), kind(model, e.rhs, inst, where)
     if model.int32 and UNKNOWN in (ka, kb):
         return model.fresh("opaque", inst)  # a type the walk did not reach: any value
-    if WIDE in (ka, kb):
-        if ka != WIDE:
-            a = operand(model, e.lhs, a, inst, where)
-        if kb != WIDE:
-            b = operand(model, e.rhs, b, inst, where)
+    # an operand promoted to another type (int8 beside int32, int32 beside int64) is its value
+    # in its own type first
+    result = _join([ka, kb])
+    if ka not in (CONST, result):
+        a = operand(model, e.lhs, a, inst, where)
+    if kb not in (CONST, result):
+        b = operand(model, e.rhs, b, inst, where)
     if e.op == "+":
         return a + b
     if e.op == "-":
