@@ -27,7 +27,8 @@ from __future__ import annotations
 from typing import Optional
 
 from ..ir import kernel as K
-from .race_terms import REBOUND, SAME_VALUE, Instance, Model, _at, item_of, loop_of, single_value
+from .race_terms import (REBOUND, SAME_VALUE, Instance, Integers, Model, _at, item_of, loop_of,
+                         single_value)
 
 I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
 
@@ -59,13 +60,7 @@ def settle(model: Model, e: K.BinOp, a, b, inst: Instance, where: str):
         a = operand(model, e.lhs, a, inst, where)
     if kb not in (CONST, result):
         b = operand(model, e.rhs, b, inst, where)
-    if e.op == "+":
-        return a + b
-    if e.op == "-":
-        return a - b
-    if e.op == "*":
-        return a * b
-    return a * (1 << model.z3.simplify(b).as_long())  # `<<` by a number (all race_terms reads)
+    return Integers.settle(model, e, a, b, inst, where)
 
 
 def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: bool = False):
