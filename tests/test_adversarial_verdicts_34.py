@@ -29,7 +29,7 @@ Bugs found, one line each:
 5. A cast of an offset to fewer bits (`(64 * t + 256).to(tl.uint8)`, `.to(tl.int16)`) was
    read as the same value; the cast wraps it, here onto row 0: a race verified. FIXED: a cast to
    int1 / int8 / uint8 / int16 / uint16 / uint32 keeps the value modulo 2 ** bits in the type's
-   range (_NARROW).
+   range (NARROW_CASTS).
 6. An `if (t - 2).to(tl.uint32) < 3` (or uint64) was read as a signed comparison, so its else
    branch was taken never to run at t = 0, 1, where the unsigned comparison runs it: a race
    verified. FIXED: uint32 as in 5; a comparison of a uint64 cast, or of an operator the model

@@ -10,6 +10,7 @@ docstring gives the whole reading). The terms over-approximate the addresses an 
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -22,16 +23,22 @@ SAME_VALUE = ("tl.multiple_of", "tl.max_contiguous", "tl.max_constancy", "tl.bro
                "tl.reshape", "tl.view", "tl.expand_dims", "to_tensor", "tl.broadcast")
 
 
+#: Ops whose value :func:`term` makes of their operands' (a choice among them, a fill, a
+#: bound, a ceiling quotient), besides SAME_VALUE's and casts: every other op is an unknown.
+COMPOSED = ("tl.where", "ifexp", "tl.full", "tl.minimum", "tl.maximum", "min", "max", "tl.cdiv")
+
+
 #: Ops whose result is a number, never a pointer (an offset a pointer expression may add).
 VALUES = ("tl.load", "tl.arange", "tl.program_id", "tl.num_programs", "tl.cdiv", "tl.zeros",
            "tl.full", "tl.minimum", "tl.maximum", "min", "max", "tl.sum", "tl.max", "tl.min",
            "tl.dot", "tle.gpu.scale_rows") + tuple(f"tl.{m}" for m in K.UNARY_MATH)
 
 
-#: integer types narrower than 32 bits: (least value, greatest value, modulus of a cast to it)
-_NARROW = {"int1": (0, 1, None), "int8": (-128, 127, 256), "uint8": (0, 255, 256),
-           "int16": (-32768, 32767, 65536), "uint16": (0, 65535, 65536),
-           "uint32": (0, 2 ** 32 - 1, 2 ** 32)}
+#: integer types narrower than 32 bits, and uint32: (least value, greatest value, modulus of a
+#: cast to it)
+NARROW_CASTS = {"int1": (0, 1, None), "int8": (-128, 127, 256), "uint8": (0, 255, 256),
+                "int16": (-32768, 32767, 65536), "uint16": (0, 65535, 65536),
+                "uint32": (0, 2 ** 32 - 1, 2 ** 32)}
 
 
 #: the comparisons :func:`condition` reads
@@ -110,6 +117,15 @@ class Model:
         #: race_wraps.operand): the stride rule does not count a stride they read as read by
         #: a condition
         self.wrap_facts: set[int] = set()
+
+    @contextmanager
+    def fixed_width(self):
+        """Terms built inside are read as Triton computes them (:attr:`int32`)."""
+        self.int32 = True
+        try:
+            yield
+        finally:
+            self.int32 = False
 
     def sym(self, name: str):
         if name.startswith("a:") and name[2:] in self.constexprs:
@@ -288,8 +304,7 @@ def _flat(model: Model, exprs: list, part: Part) -> bool:
         if isinstance(e, K.Op):
             if e.name in _AXIS_MOVES:
                 return False
-            if e.name not in ("tl.where", "ifexp", "to", "tl.full", "tl.minimum", "tl.maximum",
-                              "min", "max", "tl.cdiv", "tl.arange") + SAME_VALUE:
+            if e.name not in COMPOSED + SAME_VALUE + ("to", "tl.arange"):
                 continue  # an unknown of its own (a load, a reduction): operands not read
         todo += [(c, where) for c in K.children(e)]
     return True
@@ -307,12 +322,9 @@ def access_mask(model: Model, op: K.Op, inst: Instance):
     ptr, mask = pointer_of(op), _mask_expr(op)
     if mask is not None and _flat(model, [ptr, mask], inst.part):
         inst.lanes = {}
-    model.int32 = True  # its int32 arithmetic wraps around (race_wraps.py)
-    try:
+    with model.fixed_width():  # its int32 arithmetic wraps around (race_wraps.py)
         t = term(model, ptr, inst)
         c = condition(model, mask, inst, names=True) if mask is not None else None
-    finally:
-        model.int32 = False
     if c is not None:
         inst.constraints.append(c)
     inst.lanes = None
@@ -328,11 +340,8 @@ def branch_conditions(model: Model, inst: Instance) -> None:
             continue
         outer = Instance(inst.part, _statement(inst.site, d), inst.label, inst.iters,
                          inst.constraints, inst.fresh)
-        model.int32 = True  # as Triton computes it (race_wraps.py)
-        try:
+        with model.fixed_width():  # as Triton computes it (race_wraps.py)
             c = condition(model, s[2].cond, outer)
-        finally:
-            model.int32 = False
         if c is None:
             continue
         if s[3] == "else":
@@ -781,10 +790,10 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
         target = e.args[1].name if len(e.args) > 1 and isinstance(e.args[1], K.DType) else None
         if target in ("int64", "uint64", "int32"):
             a = model.arith.operand(model, e.args[0], a, inst, where, cut=target == "int32")
-        narrow = _NARROW.get(target)
+        narrow = NARROW_CASTS.get(target)
         if narrow is None:
-            return a  # a cast to int32 or a 64-bit type: the same value (overflow is not
-            # modelled; an address adds a uint64 offset modulo 2 ** 64, as a signed one)
+            return a  # a cast to int32 or a 64-bit type: the value in its type (above; an
+            # address adds a uint64 offset modulo 2 ** 64, as a signed one)
         # a cast to fewer bits, or to uint32, keeps the value modulo 2 ** bits, in the type's
         # range (int1: whether it is nonzero)
         lo, hi, mod = narrow

@@ -27,13 +27,10 @@ from __future__ import annotations
 from typing import Optional
 
 from ..ir import kernel as K
-from .race_terms import (REBOUND, SAME_VALUE, Instance, Integers, Model, _at, item_of, loop_of,
-                         single_value)
+from .race_terms import (COMPOSED, NARROW_CASTS, REBOUND, SAME_VALUE, Instance, Integers, Model,
+                         _at, item_of, loop_of, single_value)
 
 I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
-
-#: the integer ops whose fixed-width result wraps around
-WRAPPING = ("+", "-", "*", "<<")
 
 #: kinds of integer values (:func:`kind`), least to most precedence in a promotion
 NARROW, CONST, I32, U32, WIDE, UNKNOWN = "narrow", "const", "i32", "u32", "64", "unknown"
@@ -42,7 +39,8 @@ _ORDER = (CONST, NARROW, I32, U32, WIDE, UNKNOWN)
 #: the range of a wrapped value of each kind
 _RANGES = {I32: (I32_MIN, I32_MAX), U32: (0, 2 ** 32 - 1)}
 
-_NARROW_TYPES = ("int1", "int8", "uint8", "int16", "uint16")
+#: the types narrower than 32 bits (race_terms reads casts to them, and to uint32, exactly)
+_NARROW_TYPES = tuple(t for t in NARROW_CASTS if t != "uint32")
 
 
 def settle(model: Model, e: K.BinOp, a, b, inst: Instance, where: str):
@@ -50,8 +48,10 @@ def settle(model: Model, e: K.BinOp, a, b, inst: Instance, where: str):
     computes it: the integer result of the operands in the result's type (its chain is wrapped
     where it is taken: :func:`operand`), an operand of a narrower type (int8 beside int32,
     int32 beside int64) read in its own first."""
+    if not model.int32:  # a pipe index: an integer
+        return Integers.settle(model, e, a, b, inst, where)
     ka, kb = kind(model, e.lhs, inst, where), kind(model, e.rhs, inst, where)
-    if model.int32 and UNKNOWN in (ka, kb):
+    if UNKNOWN in (ka, kb):
         return model.fresh("opaque", inst)  # a type the walk did not reach: any value
     # an operand promoted to another type (int8 beside int32, int32 beside int64) is its value
     # in its own type first
@@ -106,8 +106,7 @@ def _atom(model: Model, e: K.Expr, inst: Instance, where: str) -> bool:
         if e.name == "to":
             return len(e.args) > 1 and isinstance(e.args[1], K.DType) and \
                 e.args[1].name in _NARROW_TYPES + ("uint32",)
-        return e.name not in ("tl.where", "ifexp", "tl.minimum", "tl.maximum", "min", "max",
-                              "tl.cdiv", "tl.full") + SAME_VALUE
+        return e.name not in COMPOSED + SAME_VALUE
     if isinstance(e, K.Name):
         if where == "part" and isinstance(loop_of(inst.site, e.id), K.For):
             return True
@@ -176,7 +175,7 @@ def _kind(model: Model, e: K.Expr, inst: Instance, where: str, depth: int) -> st
             args = args[1:]
         elif e.name == "tl.full" and len(args) >= 2:
             args = args[1:2]
-        elif e.name not in ("tl.minimum", "tl.maximum", "min", "max", "tl.cdiv"):
+        elif e.name not in COMPOSED:
             return I32  # a lane, a program id, a loaded value: 32 bits (or any value)
         k = _join(kind(model, a, inst, where, depth - 1) for a in args)
         return I32 if k == CONST else k
