@@ -49,8 +49,8 @@ from .source_text import read_python
 from .memory_waits import check_memory_waits
 from .python_numbers import tensor_holds
 from .partition_rules import check_cache_hints, check_register_budgets, check_wgmma_warps
-from .helper_signatures import (default_as_code, import_time_call, keyword_only_why,
-                                omitted_default, positional_only)
+from .helper_signatures import (constexpr_annotated, default_as_code, import_time_call,
+                                keyword_only_why, omitted_default, positional_only)
 from .tensor_args import body_assigns, source_text, tensor_item
 from .config_literal import decode_config, encode_config  # noqa: F401 (re-exported)
 
@@ -3611,8 +3611,7 @@ class Builder(BuildRules, ConstexprRules):
         defaults = dict(zip(names[len(names) - len(pdef.args.defaults):], pdef.args.defaults))
         out = []
         for a in args[given:]:
-            if a.annotation is None or \
-                    ast.unparse(a.annotation).split(".")[-1] != "constexpr" or a.arg not in defaults:
+            if not constexpr_annotated(a) or a.arg not in defaults:
                 return []
             e, st = self.default_value(module, pdef, a.arg, defaults[a.arg])
             if st is not None or not isinstance(e, K.Const) or \
