@@ -1070,14 +1070,12 @@ class FnTranslator:
                     raise self.err(f"tl.{name}'s keep_dims must be a compile-time constant",
                                    node)
                 keep_dims = bool(kv.value)
-            indices = False
             if kw.get("return_indices") is not None:
                 iv = self.ex(kw["return_indices"])
                 if iv.kind != "const":
                     raise self.err(f"tl.{name}'s return_indices must be a compile-time "
                                    f"constant", node)
-                indices = bool(iv.value)
-                if indices:
+                if iv.value:
                     raise self.err(self.indices_refusal(name), node)
             sum_dtype = None
             if name == "sum" and kw.get("dtype") is not None:
@@ -1108,8 +1106,6 @@ class FnTranslator:
                 allowed = "0 or -1" if n == 1 else f"a constant in [-{n}, {n})"
                 raise self.err(f"tl.{name} of a {n}-D tensor: axis must be {allowed}", node)
             axis %= len(x.shape)  # as Triton: -1 the last
-            if indices:
-                raise self.err(self.indices_refusal(name), node)
             out = self._reduce(name, x, axis, node, sum_dtype)
             if not keep_dims:
                 return out
