@@ -2,7 +2,10 @@
 end to end (a fresh process each run: interpreter start, imports, frontend, all passes, rendering;
 for --ttgir the whole compile, with an empty Triton cache). Prints the median of N runs.
 
-    python benchmarks/tle_dump_latency.py [-n 7] [--ttgir] [--baseline DIR]
+    python benchmarks/tle_dump_latency.py [-n 7] [--bundled] [--ttgir] [--baseline DIR]
+
+--bundled: every bundled kernel file (tle_kernels/*.py that calls tle.gpu.warp_specialize), the
+bar's whole scope, rather than the default set.
 
 --baseline DIR: another checkout of the repository (e.g. `git worktree add DIR <commit>`); each
 run times it and this checkout interleaved, on the same inputs, and prints both and their ratio.
@@ -23,8 +26,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = ["tle_kernels/sparse_mla_pipe.py", "tle_kernels/sparse_mla_seesaw.py",
            "tle_kernels/sparse_mla_pipe.pipe", "tle_kernels/sparse_mla_seesaw.pipe",
+           "tle_kernels/mla_decode_seesaw.py", "tle_kernels/sparse_decode_seesaw_fp8.py",
            "benchmarks/tle_dump_nested.pipe"]  # two nested loops over N, capacity 8 (bar: < 5 s)
 TTGIR_TARGETS = ["tle_kernels/sparse_mla_pipe.py", "tle_kernels/sparse_mla_seesaw.py"]
+
+
+def bundled() -> list[str]:
+    """The bundled kernel files: those of tle_kernels/ that call tle.gpu.warp_specialize."""
+    return sorted(str(p.relative_to(ROOT)) for p in (ROOT / "tle_kernels").glob("*.py")
+                  if "tle.gpu.warp_specialize(" in p.read_text(encoding="utf-8"))
 
 
 def run_once(root: Path, flag: str, target: str) -> float:
@@ -45,19 +55,24 @@ def run_once(root: Path, flag: str, target: str) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=7, help="runs per target (default 7)")
+    ap.add_argument("--bundled", action="store_true",
+                    help="time every bundled kernel file (tle_kernels/*.py) and the .pipe targets")
     ap.add_argument("--ttgir", action="store_true", help="also time --ttgir on the .py kernels")
     ap.add_argument("--baseline", type=Path, help="another checkout, timed interleaved")
     args = ap.parse_args()
-    cases = [("--graph", t) for t in TARGETS]
+    targets = TARGETS if not args.bundled else \
+        bundled() + [t for t in TARGETS if not t.endswith(".py")]
+    cases = [("--graph", t) for t in targets]
     if args.ttgir:
         cases += [("--ttgir", t) for t in TTGIR_TARGETS]
     roots = {"this": ROOT}
     if args.baseline:
         roots = {"baseline": args.baseline.resolve(), "this": ROOT}
+    width = max(44, max(len(f"{f} {t}") for f, t in cases))
     if args.baseline:
-        print(f"{'command':44} {'baseline s':>10} {'this s':>8} {'this/baseline':>13}")
+        print(f"{'command':{width}} {'baseline s':>10} {'this s':>8} {'this/baseline':>13}")
     else:
-        print(f"{'command':44} {'median s':>9} {'min s':>7} {'max s':>7}")
+        print(f"{'command':{width}} {'median s':>9} {'min s':>7} {'max s':>7}")
     for flag, t in cases:
         times: dict[str, list[float]] = {k: [] for k in roots}
         for _ in range(args.n):
@@ -66,10 +81,10 @@ def main() -> None:
         what = f"{flag} {t}"
         if args.baseline:
             b, h = statistics.median(times["baseline"]), statistics.median(times["this"])
-            print(f"{what:44} {b:10.3f} {h:8.3f} {h / b:13.3f}", flush=True)
+            print(f"{what:{width}} {b:10.3f} {h:8.3f} {h / b:13.3f}", flush=True)
         else:
             xs = times["this"]
-            print(f"{what:44} {statistics.median(xs):9.3f} {min(xs):7.3f} {max(xs):7.3f}",
+            print(f"{what:{width}} {statistics.median(xs):9.3f} {min(xs):7.3f} {max(xs):7.3f}",
                   flush=True)
 
 

@@ -19,6 +19,7 @@ import dataclasses
 import math
 import os
 import sys
+import weakref
 from dataclasses import dataclass, field
 from typing import Optional, Union
 
@@ -44,9 +45,10 @@ from .import_order import bound_names, parse_python
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .library_names import import_as_attribute, missing_attribute, missing_import
 from .shared_memory import check_shared_memory, check_slot_shape
-from .scope import DEFAULT_ALIASES, ModuleScope, attr_name, canon, walk_with_locals
+from .scope import DEFAULT_ALIASES, attr_name, canon, module_scope, walk_with_locals
 from .source_text import read_python
 from .memory_waits import check_memory_waits
+from .parsed import per_tree
 from .python_numbers import tensor_holds
 from .partition_rules import check_cache_hints, check_register_budgets, check_wgmma_warps
 from .helper_signatures import (constexpr_annotated, default_as_code, import_time_call,
@@ -137,7 +139,7 @@ class Module:
                                check="syntax") from None
         self.text = text
         self.tree = parse_python(text, path)
-        self.scope = ModuleScope(self.tree, path)
+        self.scope = module_scope(self.tree, path)
         self._identifiers: Optional[frozenset] = None
         self._locals: Optional[frozenset] = None
         self.consts: dict[str, Union[int, float]] = dict(self.scope.constants)
@@ -278,15 +280,7 @@ class Module:
         """Every identifier the file spells (names, parameters, functions, attributes of none):
         the builder's generated KIR names step over them."""
         if self._identifiers is None:
-            out = set()
-            for n in ast.walk(self.tree):
-                if isinstance(n, ast.Name):
-                    out.add(n.id)
-                elif isinstance(n, ast.arg):
-                    out.add(n.arg)
-                elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                    out.add(n.name)
-            self._identifiers = frozenset(out)
+            self._identifiers = _identifiers(self.tree)
         return self._identifiers
 
     @property
@@ -367,7 +361,22 @@ def _root_name(n: ast.AST) -> Optional[str]:
     return n.id if isinstance(n, ast.Name) else None
 
 
-def _attr_stores(tree: ast.Module, path: str) -> list[tuple[tuple[str, ...], str, Loc]]:
+@per_tree
+def _identifiers(tree: ast.Module) -> frozenset:
+    """Every identifier ``tree`` spells (Module.identifiers)."""
+    out = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            out.add(n.id)
+        elif isinstance(n, ast.arg):
+            out.add(n.arg)
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(n.name)
+    return frozenset(out)
+
+
+@per_tree
+def _attr_stores(tree: ast.Module, path: str) -> tuple[tuple[tuple[str, ...], str, Loc], ...]:
     """Every ``X.name = ...`` (``+=``, ``del``), ``setattr(X, "name", ...)`` and ``X.__m__(...)``
     in the file, functions included (one may run at import), with ``X`` a dotted name (None for
     another base, `sys.modules[m]`)."""
@@ -1754,10 +1763,9 @@ class Builder(BuildRules, ConstexprRules):
         differs between the branches). Each ``then`` / ``orelse`` is (env, tuple shapes, binding
         sites) after its branch. Returns (then's assignments, else's, name -> its new value)."""
         f = self.frame
-        stored = sorted({n.id for n in _walk_no_defs(s.body + s.orelse)
-                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
-        used = {n.id for n in _walk_no_defs(s.body + s.orelse) if isinstance(n, ast.Name)} \
-            | set(then[0]) | set(orelse[0])
+        stored_names, used_names = _names_of(s.body + s.orelse)
+        stored = sorted(stored_names)
+        used = set(used_names) | set(then[0]) | set(orelse[0])
         adds: tuple[list, list] = ([], [])
         values = {}
         loc = self.loc(s)
@@ -1858,8 +1866,7 @@ class Builder(BuildRules, ConstexprRules):
         variable holding that value now: a loop or a branch that assigns it must not have its
         other reads (a later iteration's, the other branch's) read the expression instead."""
         f = self.frame
-        stored = {n.id for n in _walk_no_defs(stmts)
-                  if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+        stored = _names_of(stmts)[0]
         for name in sorted(stored):
             st = f.env.get(name)
             if name in f.carried:
@@ -1935,9 +1942,9 @@ class Builder(BuildRules, ConstexprRules):
         (``what``) carries the tuples its branches rebind alike: after it, the name reads the
         item variables, which hold the binding of the path that ran."""
         f = self.frame
-        stored = sorted({n.id for n in _walk_no_defs(body)
-                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)})
-        used = {n.id for n in _walk_no_defs(body) if isinstance(n, ast.Name)} | set(f.env)
+        stored_names, used_names = _names_of(body)
+        stored = sorted(stored_names)
+        used = set(used_names) | set(f.env)
         carried = []
         for name in stored:
             if name not in f.env or name in f.carried:
@@ -3712,6 +3719,27 @@ def _check_kernel_signature(path: str, fdef: ast.FunctionDef) -> None:
         raise TleError(f"kernel '{fdef.name}': {spelled}: a @tle.jit kernel takes plain positional "
                        f"arguments (one per launch argument); spell each one out before any `*`",
                        _loc(path, star), check="unsupported-signature")
+
+
+#: _names_of's results by the first statement of the list (held weakly) and the list's nodes
+_NAMES: "weakref.WeakKeyDictionary[ast.AST, dict]" = weakref.WeakKeyDictionary()
+
+
+def _names_of(stmts: list[ast.stmt]) -> tuple[frozenset, frozenset]:
+    """(the names ``stmts`` store, every name they spell), not entering nested functions,
+    lambdas or classes. Asked of the same bodies at every enclosing loop and branch, and by each
+    reading of a file (its trees are shared: parsed.py), so kept per list of statements."""
+    if not stmts:
+        return frozenset(), frozenset()
+    per = _NAMES.get(stmts[0])
+    if per is None:
+        per = _NAMES[stmts[0]] = {}
+    key = tuple(map(id, stmts))  # (alive while the first statement is: one tree)
+    if key not in per:
+        names = [n for n in _walk_no_defs(stmts) if isinstance(n, ast.Name)]
+        per[key] = (frozenset(n.id for n in names if isinstance(n.ctx, ast.Store)),
+                    frozenset(n.id for n in names))
+    return per[key]
 
 
 def _walk_no_defs(nodes: list[ast.stmt]):

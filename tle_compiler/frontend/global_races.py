@@ -74,7 +74,7 @@ from .race_sites import ATOMIC_PREFIX, collect, pointer_of
 from .race_strides import generic_equal, stride_arguments, unbounded_columns
 from . import race_wraps
 from .race_wraps import integer_widths, pointer_arguments
-from .race_terms import (REBOUND, SAME_VALUE, VALUES, Instance, Model, access_mask,
+from .race_terms import (REBOUND, SAME_VALUE, VALUES, Instance, Model, access_mask, const_name,
                          branch_conditions, instance, item_of, loop_of, single_value, symbols,
                          term)
 
@@ -310,7 +310,8 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                          z3.Not(ordered(model, kern, ib, ia, pb, pa)))
             # a witness where no int32 arithmetic wraps around first (the plainer one), then
             # any (race_wraps.py)
-            wraps = [v for v in ia.fresh + ib.fresh if str(v).startswith("i32wrap#")]
+            wraps = [v for v in ia.fresh + ib.fresh
+                     if const_name(z3, v).startswith("i32wrap#")]
             solver, got = query(*unordered, *(v == 0 for v in wraps)) if wraps else (None, None)
             if got != z3.sat:
                 solver, got = query(*unordered)

@@ -34,6 +34,7 @@ from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir.nodes import Loc
+from .parsed import cached_tree
 from .modules import find_module, in_folder, is_library, module_name_of, shown
 from .scope import matched_names, rebound_elsewhere
 from .source_text import read_python
@@ -54,6 +55,12 @@ _SCOPES = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp
 
 
 def parse_python(text: str, path: str) -> ast.Module:
+    """The parsed module (parsed once per text and path: parsed.cached_tree), or a TleError
+    (check ``syntax``) as :func:`_parse_checked` raises it."""
+    return cached_tree(path, text, _parse_checked)
+
+
+def _parse_checked(text: str, path: str) -> ast.Module:
     """The parsed module, or a TleError (check ``syntax``) where Python's compiler refuses the
     source: a parse error, and the errors ``ast.parse`` does not raise but compiling the module
     for its import does (``from __future__`` after other statements, ``return`` / ``break`` /

@@ -47,6 +47,7 @@ from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bin
 from .params import (assumed_interval, derivations, finalize, is_placeholder, launch_steps,
                      reached, subst_body, used_placeholders)
 from .scope import fold_int, is_triton
+from .parsed import per_tree
 from .source_text import read_python
 from .shared_memory import check_bound_shapes
 from .loop_ends import I32_MAX, I32_MIN, counter_wraps, why_not_ending
@@ -192,6 +193,20 @@ def source_text(f: Optional[str], sources: Optional[dict[str, str]],
     return text
 
 
+@per_tree
+def _node_index(tree: ast.Module) -> tuple[dict, dict]:
+    """The expression and statement nodes of ``tree`` by (line, column), and the values its
+    `return` statements return by the same place (Source.at; shared, not to be changed)."""
+    idx: dict[tuple[int, int], list[ast.AST]] = {}
+    returns: dict[tuple[int, int], ast.AST] = {}
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.expr, ast.stmt)):
+            idx.setdefault((n.lineno, n.col_offset + 1), []).append(n)
+        if isinstance(n, ast.Return) and n.value is not None:
+            returns[(n.value.lineno, n.value.col_offset + 1)] = n.value
+    return idx, returns
+
+
 class Source:
     """The Python source behind KIR nodes: the AST node a KIR expression was built from, found
     by its location (and shape), so messages and param names spell expressions as written."""
@@ -215,15 +230,7 @@ class Source:
                     tree = ast.parse(text) if text is not None else None
                 except SyntaxError:
                     tree = None
-            idx: dict[tuple[int, int], list[ast.AST]] = {}
-            returns: dict[tuple[int, int], ast.AST] = {}
-            for n in ast.walk(tree) if tree is not None else ():
-                if isinstance(n, (ast.expr, ast.stmt)):
-                    idx.setdefault((n.lineno, n.col_offset + 1), []).append(n)
-                if isinstance(n, ast.Return) and n.value is not None:
-                    returns[(n.value.lineno, n.value.col_offset + 1)] = n.value
-            self.index[f] = idx
-            self.returns[f] = returns
+            self.index[f], self.returns[f] = _node_index(tree) if tree is not None else ({}, {})
         return self.index[f].get((loc.line, loc.column), [])
 
     def returned(self, e: object) -> bool:
@@ -778,7 +785,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             # Triton's visit_Return makes a tensor of it, whatever the caller computes with it
             # (`h(C) * 0 + 1`); the builder refuses one it folds, this one it computes from a
             # constexpr (adversarial round 29)
-            self.made_tensor(e, f"`{self.src(e)}`, what a jit function returns,", e)
+            self.made_tensor(e, lambda: f"`{self.src(e)}`, what a jit function returns,", e)
         return value
 
     def eval_guarded(self, e: K.Expr, why: str) -> Value:
@@ -2285,7 +2292,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         if decided is None and not self.python_number(test):
             # a select of two tensors: Triton makes one of a number operand
             for operand in (body, orelse):
-                self.made_tensor(operand, f"`{self.src(operand)}`, an operand of `{self.src(e)}`,",
+                self.made_tensor(operand, lambda o=operand: f"`{self.src(o)}`, an operand of "
+                                                            f"`{self.src(e)}`,",
                                  e)
         if decided is not None:  # a constant test (a bound constexpr): Python evaluates one side
             return self.eval_guarded(body if decided else orelse,

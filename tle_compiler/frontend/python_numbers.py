@@ -20,7 +20,7 @@ again specialised to the values it is compiled with, where the number decides.
 from __future__ import annotations
 
 import ast
-from typing import Optional
+from typing import Callable, Optional, Union
 
 from ..ir import kernel as K
 from ..ir.big_ints import ArithmeticRefusal, NumberTooWide, PythonRaises, int_op, number_text
@@ -206,10 +206,11 @@ class PythonNumbers:
             return out if type(out) in (int, float) else None
         return None
 
-    def made_tensor(self, e: K.Expr, what: str, node) -> None:
-        """Refuse the Python number ``e`` where Triton makes a tensor of it (``what`` says where)
-        when some value it takes (at each value of the tl.static_range variables it reads) is
-        one no tensor can hold."""
+    def made_tensor(self, e: K.Expr, what: Callable[[], str], node) -> None:
+        """Refuse the Python number ``e`` where Triton makes a tensor of it (``what()`` says
+        where: spelled only for a refusal, since rendering the source of every operand of a
+        kernel costs more than the check) when some value it takes (at each value of the
+        tl.static_range variables it reads) is one no tensor can hold."""
         if not self.python_number(e):
             return
         used: set = set()
@@ -230,8 +231,8 @@ class PythonNumbers:
         while any(isinstance(x, K.TupleExpr) for x in items):
             items = [y for x in items for y in (x.items if isinstance(x, K.TupleExpr) else (x,))]
         for x in items:
-            self.made_tensor(x, f"`{self.k.names.py(s.target)} = {self.src(s.value)}`, a plain "
-                                f"assignment,", s)
+            self.made_tensor(x, lambda: f"`{self.k.names.py(s.target)} = {self.src(s.value)}`, "
+                                        f"a plain assignment,", s)
 
     def numbers_in_tensor_ops(self, e: K.Expr) -> None:
         """:meth:`number_beside_tensor` for every operator inside ``e`` (a condition of an `if`
@@ -245,7 +246,7 @@ class PythonNumbers:
         Triton makes a tensor of each bound of a loop it does not unroll."""
         for bound in (s.start, s.stop, s.step):
             if bound is not None and not (isinstance(bound, K.Const) and bound.value is None):
-                self.made_tensor(bound, f"`{self.src(bound)}`, a bound of the loop,", s)
+                self.made_tensor(bound, lambda b=bound: f"`{self.src(b)}`, a bound of the loop,", s)
 
     def number_beside_tensor(self, e: K.Expr, operands: tuple) -> None:
         """Refuse the operator ``e`` whose operand is a Python number no tensor can hold beside
@@ -254,8 +255,8 @@ class PythonNumbers:
         if all(self.python_number(x) for x in operands):
             return
         for x in operands:
-            self.made_tensor(x, f"`{self.src(x)}`, a number beside a tensor in `{self.src(e)}`,",
-                             e)
+            self.made_tensor(x, lambda x=x: f"`{self.src(x)}`, a number beside a tensor in "
+                                         f"`{self.src(e)}`,", e)
 
     def number_arguments(self, name: str, node: K.Op) -> None:
         """Refuse a number no tensor can hold at an argument of the tl function ``name`` that
@@ -269,7 +270,7 @@ class PythonNumbers:
         if name in ("device_print", "static_print"):
             at += list(node.args[1:])
         for x in at:
-            self.made_tensor(x, f"`{self.src(x)}`, an argument of `tl.{name}`,", node)
+            self.made_tensor(x, lambda x=x: f"`{self.src(x)}`, an argument of `tl.{name}`,", node)
 
     def builtin_of_tensors(self, node: K.Op) -> None:
         """Refuse a number no tensor can hold among the operands of Python's `min` / `max`
@@ -290,12 +291,14 @@ class PythonNumbers:
                            f"write it as a number of the type", e,
                            check="unsupported-expression")
 
-    def refuse_untensorable(self, value: Optional[int], used: set, what: str, node) -> None:
+    def refuse_untensorable(self, value: Optional[int], used: set,
+                            what: Union[str, Callable[[], str]], node) -> None:
         """Refuse the kernel where Triton 3.6 makes a tensor of the integer ``value`` (``what``
         says where: a plain assignment, a jit function's result) and cannot: outside [-2**63,
         2**64). Read from DEFAULT_CONFIG's constexprs (``used``), a check in SPECIALIZABLE."""
         if value is None or tensor_holds(value):
             return
+        what = what() if callable(what) else what
         if used:
             given = ", ".join(f"{n} = {self.k.config_values.get(n)!r}" for n in sorted(used))
             raise self.err(f"{what} makes a tensor of the integer {number_text(value)} with {given} "

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from ..ir import kernel as K
-from .race_terms import symbols
+from .race_terms import const_name, symbols
 
 
 def _children_with_parent(e: K.Expr, parent) -> Iterator[tuple[K.Expr, object]]:
@@ -119,8 +119,9 @@ def _stride_groups(z3, diff, strides) -> dict:
                 factors.append(f)
         key, rest = [], []
         for f in factors:
-            if z3.is_const(f) and not z3.is_int_value(f) and str(f) in strides:
-                key.append(str(f))
+            name = const_name(z3, f)
+            if name in strides:
+                key.append(name)
             else:
                 rest.append(f)
         coef = rest[0] if len(rest) == 1 else (z3.IntVal(1) if not rest else z3.Product(*rest))

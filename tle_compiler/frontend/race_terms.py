@@ -415,10 +415,18 @@ def term(model: Model, e: K.Expr, inst: Instance, depth: int = 24, where: str = 
     may be a factor of its value, which the stride rule could not see."""
     t = _term(model, e, inst, depth, where)
     z3 = model.z3
-    if z3.is_const(t) and not z3.is_int_value(t) and "#" in str(t) and \
-            str(t) not in model.hidden:
-        model.hidden[str(t)] = _reads(model, e, inst.part, where)
+    name = const_name(z3, t)
+    if name is not None and "#" in name and name not in model.hidden:
+        model.hidden[name] = _reads(model, e, inst.part, where)
     return t
+
+
+def const_name(z3, t) -> Optional[str]:
+    """The name of ``t`` when it is an uninterpreted constant (an unknown or an argument), else
+    None (``str(t)`` spells it too, through z3's pretty printer, many times slower)."""
+    if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+        return t.decl().name()
+    return None
 
 
 def _reads(model: Model, e: K.Expr, part: Part, where: str) -> set[str]:
@@ -639,7 +647,7 @@ def _prologue_term(model: Model, e: K.Expr, inst: Instance, depth: int):
         return model.shared[key]
     scratch = Instance(inst.part, Site(()), inst.label, lanes=inst.lanes)
     t = term(model, e, scratch, depth, "prologue")
-    if any(str(v).startswith("lane#") for v in scratch.fresh):
+    if any(const_name(model.z3, v).startswith("lane#") for v in scratch.fresh):
         inst.constraints += scratch.constraints
         inst.fresh += scratch.fresh
         return t
@@ -830,17 +838,32 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
     return model.fresh(name.replace(".", "_"), inst)
 
 
-def symbols(t) -> set[str]:
+#: symbols() of recent terms by (context, term id), each with its term (held, so that the id
+#: names no other term while it is kept): the race check asks for the same model facts' names
+#: at every pair of accesses.
+_SYMBOLS: dict[tuple[int, int], tuple[object, frozenset]] = {}
+_SYMBOLS_KEPT = 4096
+
+
+def symbols(t) -> frozenset[str]:
     """The names of the uninterpreted constants in the z3 term ``t``."""
     import z3
 
+    key = (id(t.ctx), t.get_id())
+    hit = _SYMBOLS.get(key)
+    if hit is not None:
+        return hit[1]
     out, todo, seen = set(), [t], set()
     while todo:
         x = todo.pop()
         if x.get_id() in seen:
             continue
         seen.add(x.get_id())
-        if z3.is_const(x) and not z3.is_int_value(x):
-            out.add(str(x))
+        name = const_name(z3, x)
+        if name is not None:
+            out.add(name)
         todo += x.children()
-    return out
+    if len(_SYMBOLS) >= _SYMBOLS_KEPT:
+        _SYMBOLS.clear()
+    _SYMBOLS[key] = (t, frozenset(out))
+    return _SYMBOLS[key][1]

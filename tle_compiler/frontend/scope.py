@@ -14,6 +14,7 @@ from ..ir.big_ints import ArithmeticRefusal, PythonRaises, int_op
 from ..ir.nodes import Loc
 from ..ir.expr import c_div, c_rem
 from ..language.gpu import normalize_dtype
+from .parsed import per_tree
 
 _CANON = (
     ("tle_compiler.language.gpu", "tle_compiler.gpu"),
@@ -90,7 +91,8 @@ _CONTROL_FLOW = (ast.If, ast.Try, ast.With, ast.For, ast.While, ast.Match, ast.A
                  ast.AsyncWith) + ((ast.TryStar,) if hasattr(ast, "TryStar") else ())
 
 
-def rebound_elsewhere(tree: ast.Module) -> set[str]:
+@per_tree
+def rebound_elsewhere(tree: ast.Module) -> frozenset[str]:
     """Module-level names that Python binds other than by a module-level statement binding them
     by name: names a function declares ``global`` (its assignments rebind the module's name when
     it runs), names an assignment expression (``(T := 5)``) binds at module level (in a
@@ -231,7 +233,8 @@ def _namespace_writes(call: ast.Call) -> Optional[set[str]]:
     return None
 
 
-def mutated_in_place(tree: ast.Module) -> set[str]:
+@per_tree
+def mutated_in_place(tree: ast.Module) -> frozenset[str]:
     """Module-level names whose value Python may change without a statement of the module
     binding them by name, so that a kernel launched after the import reads another value than
     the frontend's reading of the module's statements (each was verified with the value the
@@ -356,7 +359,8 @@ def mutated_in_place(tree: ast.Module) -> set[str]:
     return out
 
 
-def matched_names(tree: ast.Module) -> set[str]:
+@per_tree
+def matched_names(tree: ast.Module) -> frozenset[str]:
     """Names a module-level ``match`` statement binds (captures, ``*rest``, ``**rest``)."""
     out: set[str] = set()
     for st in tree.body:
@@ -571,3 +575,11 @@ class ModuleScope:
     def is_tle(self, node: ast.expr, what: str) -> bool:
         """Whether ``node`` names ``tle_compiler.<what>``."""
         return self.module_path(node) == f"tle_compiler.{what}"
+
+
+@per_tree
+def module_scope(tree: ast.Module, path: str) -> ModuleScope:
+    """The ModuleScope of a parsed file, made once per tree (parsed.py: the readings of one
+    file share its tree; a ModuleScope is not changed once made, :meth:`ModuleScope.at` only
+    caches)."""
+    return ModuleScope(tree, path)

@@ -30,7 +30,7 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.smem import box_fits_field  # the compile's rule, which the frontend checks too
-from .plan import GL_DTYPES, resolve_dim, tma_layout
+from .plan import GL_DTYPES, nvmma_shared_params, resolve_dim
 
 #: Triton's signature dtype names -> the KIR's (language.gpu.normalize_dtype) names.
 SIG_DTYPES = {"i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
@@ -54,11 +54,13 @@ def parse_descriptor(t: str) -> Optional[tuple[str, list[int], Optional[str]]]:
 
 
 def layout_repr(block_shape: list[int], dtype: str) -> str:
-    """The Gluon layout of a box as Triton prints it in a signature (the repr of the
-    ``NVMMASharedLayout`` the ring of that slot shape has)."""
-    from triton.experimental.gluon import language as gl
-
-    return repr(eval(tma_layout(block_shape, GL_DTYPES[dtype]), {"gl": gl}))
+    """The Gluon layout of a box as Triton prints it in a signature: the repr of the
+    ``NVMMASharedLayout`` the ring of that slot shape has (plan.tma_layout), spelled here as
+    Triton 3.6's dataclass prints it, so that checking a signature imports no Triton
+    (tests/test_descriptor_layouts.py compares the two)."""
+    sw, bits, rank = nvmma_shared_params(block_shape, GL_DTYPES[dtype])
+    return (f"NVMMASharedLayout(swizzle_byte_width={sw}, element_bitwidth={bits}, rank={rank}, "
+            f"transposed=False, fp4_padded=False, cga_layout=[])")
 
 
 def tma_copies(kir: K.Kernel) -> dict[str, list[tuple[str, str, object, Optional[int]]]]:

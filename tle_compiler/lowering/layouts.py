@@ -27,7 +27,6 @@ them as Gluon constructor source.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -106,6 +105,11 @@ class Soft:
 class _UF:
     parent: dict = field(default_factory=dict)
     term: dict = field(default_factory=dict)  # root -> ('fixed', L) | ('slice', dim, var)
+
+    def copy(self) -> "_UF":
+        """A trial copy: the two tables copied, their values (ints and layout tuples) shared, as
+        they are immutable."""
+        return _UF(dict(self.parent), dict(self.term))
 
     def find(self, v: int) -> int:
         while self.parent[v] != v:
@@ -220,12 +224,12 @@ class LayoutSolver:
         for c in self.hard:  # a reduction's result var is fresh: these never conflict
             assert uf.set_slice(c[1], c[2], c[3])
         for c in self.anchors:
-            trial = copy.deepcopy(uf)
+            trial = uf.copy()
             ok = trial.fix(c[1], c[2]) if c[0] == "fix" else trial.unify(c[1], c[2])
             if ok:
                 uf = trial
         for s in self.soft:
-            trial = copy.deepcopy(uf)
+            trial = uf.copy()
             if s.dim is None:
                 ok = trial.unify(s.a, s.b)
             else:

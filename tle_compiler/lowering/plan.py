@@ -44,6 +44,12 @@ BITS = {"bfloat16": 16, "float16": 16, "float32": 32, "float64": 64, "int1": 8, 
 def nvmma_shared_src(shape: list[int], dtype: str) -> str:
     """NVMMASharedLayout.get_default_for(shape, dtype), written out (the widest swizzle that
     divides a row)."""
+    sw, bits, rank = nvmma_shared_params(shape, dtype)
+    return f"gl.NVMMASharedLayout(swizzle_byte_width={sw}, element_bitwidth={bits}, rank={rank})"
+
+
+def nvmma_shared_params(shape: list[int], dtype: str) -> tuple[int, int, int]:
+    """(swizzle bytes, element bits, rank) of :func:`nvmma_shared_src`'s layout."""
     bits = BITS[dtype]
     row = shape[-1] * bits // 8
     sw = next((w for w in (128, 64, 32) if row >= w and row % w == 0), 0)
@@ -52,7 +58,7 @@ def nvmma_shared_src(shape: list[int], dtype: str) -> str:
         outer *= s
     if len(shape) < 2 or outer < 8:
         sw = 0
-    return f"gl.NVMMASharedLayout(swizzle_byte_width={sw}, element_bitwidth={bits}, rank={len(shape)})"
+    return sw, bits, len(shape)
 
 
 def plain_shared_src(rank: int) -> str:
