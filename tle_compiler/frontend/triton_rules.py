@@ -641,9 +641,25 @@ class TritonRules:
                 why = f"tl.{name} takes integer operands, got {dt}"
             elif name == "umulhi" and dt not in self.UMULHI_DTYPES:
                 why = f"Expected dtype {list(self.UMULHI_DTYPES)} but got {dt}"
+            if why and (name in self.FLOAT32_MATH or name in self.FP32_ONLY_MATH) and \
+                    self.member_form(node):
+                # Triton 3.6's member form (`x.exp2()`) skips the check its tl form makes
+                # (math.py applies _check_dtype outside _tensor_member_fn): Triton compiles
+                # it, the lowering's gl.{name} does not (adversarial round 38)
+                raise self.err(f"`{self.src(node)}`: Triton 3.6's member `.{name}()` skips "
+                               f"the element-type check of tl.{name} and compiles it, but the "
+                               f"lowering's gl.{name} refuses it ({why}); convert the tile "
+                               f"to fp32 first", node, check="unsupported-expression")
             if why:
                 raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it ({why})", node,
                                check="unsupported-expression")
+
+    def member_form(self, node: K.Op) -> bool:
+        """Whether the call ``node`` is written as a tensor's member (``x.exp2()``), where the
+        source behind it is known."""
+        n = self.k.source.node(node) if self.k.source is not None else None
+        return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+            len(n.args) + len(n.keywords) == len(node.args) - 1 + len(node.kwargs)
 
     def shape_operand_rule(self, name: str, node: K.Op) -> None:
         """Refuse a ``tl.dot`` of operands whose ranks or reduction sizes differ ("input and
