@@ -3572,6 +3572,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         runtime = not s.static
         self.env[s.var] = (Aff(Affine.of(ir_var), runtime) if bounds
                            else Data(node=K.Name(s.var, s.loc), runtime=runtime))
+        self.env[s.var] = self.range_variable_width(s, self.env[s.var])
         if s.static:
             self.static_loop_vars[s.var] = self.env[s.var]  # a constexpr in Triton
         if bounds:

@@ -990,6 +990,19 @@ class TritonRules:
                            check="bad-loop")
         return max(trips, 1)
 
+    def range_variable_width(self, s: K.For, var: Value) -> Value:
+        """The value ``var`` of a ``range`` / ``tl.range`` loop's variable, marked i64 where a
+        bound or the step is one (values.I64): Triton 3.6 gives the variable its bounds'
+        promoted type, so `u = 0` then `u = u + i` over `range(N.to(tl.int64))` makes an int32
+        an int64, which it refuses (verified until adversarial round 38)."""
+        if s.static or not isinstance(var, (Aff, Data)):
+            return var
+        wide = frozenset()
+        for e in (s.start, s.stop, s.step):
+            if not (isinstance(e, K.Const) and e.value is None):
+                wide |= self.width(self.eval(e)) & {I64}
+        return replace(var, wide=var.wide | wide) if wide else var
+
     def int_width(self, kind: tuple, v: Optional[Value]) -> tuple:
         """``kind`` (:meth:`type_known`) of a scalar integer whose element type no cast names,
         with the width the walk surely knows of its value ``v``: int64 where it went through
