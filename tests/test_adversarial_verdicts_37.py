@@ -206,11 +206,13 @@ def test_a_member_math_call_of_a_cast_fp16_tile_is_rejected(tmp_path, capsys, mo
     """Before: verified, and the lowering's gl.exp2 of the fp16 tile does not compile
     ("Expected dtype ['fp32', 'fp64'] but got fp16"). Triton 3.6's member `x.exp2()` itself
     skips that check (math.py applies _check_dtype outside _tensor_member_fn), so only the
-    lowering refuses it; the frontend refuses it as it refuses tl.exp2 of fp16."""
+    lowering refuses it; the frontend refuses it as it refuses tl.exp2 of fp16, its message saying
+    so (round 38: it said "Triton 3.6 refuses it")."""
     text = _stored("u = t.cast(tl.float16).exp2()", "u")
     assert not triton_refuses(tmp_path, monkeypatch, text, "r37_member_exp2")
     code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", "tl.exp2(tl.cast(t, tl.float16))", "Expected dtype",
+    expect(code, err, ("rejected", "`t.cast(tl.float16).exp2()`", "skips the element-type check",
+                       "the lowering's gl.exp2 refuses it", "Expected dtype",
                        "[unsupported-expression]"))
 
 

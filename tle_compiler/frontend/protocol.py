@@ -270,6 +270,20 @@ def _same_loc(kir: object, node: ast.AST) -> bool:
     return isinstance(loc, Loc) and (loc.line, loc.column) == (node.lineno, node.col_offset + 1)
 
 
+def _member_of(e: K.Op, n: ast.Call) -> bool:
+    """Whether the op ``e`` is the member call ``n`` (``x.to(T)``, ``x.cdiv(2)``: the op's first
+    argument is the receiver). The receiver is matched too: ``t.to(tl.int32).cdiv(2.5).to(...)``
+    and its receiver's receiver ``t.to(tl.int32)`` start at one place, and a message naming the
+    inner one printed the whole chain."""
+    if not isinstance(n.func, ast.Attribute) or not e.args or \
+            len(n.args) + len(n.keywords) != len(e.args) - 1 + len(e.kwargs):
+        return False
+    receiver = e.args[0]
+    if isinstance(receiver, K.Name):
+        return isinstance(n.func.value, ast.Name)
+    return _built_from(receiver, n.func.value)
+
+
 def _built_from(e: object, n: ast.AST) -> bool:
     """Whether the KIR expression ``e`` is the translation of the AST node ``n`` (same place)."""
     if isinstance(e, K.Op):
@@ -282,10 +296,12 @@ def _built_from(e: object, n: ast.AST) -> bool:
         func = n.func
         last = func.attr if isinstance(func, ast.Attribute) else \
             func.id if isinstance(func, ast.Name) else None
-        if e.name == "to":
-            return last == "to" and len(n.args) + len(n.keywords) == len(e.args) - 1 + len(e.kwargs)
-        return last == e.name.rsplit(".", 1)[-1] and \
-            len(n.args) + len(n.keywords) == len(e.args) + len(e.kwargs)
+        if last != ("to" if e.name == "to" else e.name.rsplit(".", 1)[-1]):
+            return False
+        given = len(n.args) + len(n.keywords)
+        if e.name != "to" and given == len(e.args) + len(e.kwargs):
+            return True
+        return _member_of(e, n)
     if isinstance(e, K.Event):
         return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
             n.func.attr == e.verb
@@ -3564,6 +3580,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         runtime = not s.static
         self.env[s.var] = (Aff(Affine.of(ir_var), runtime) if bounds
                            else Data(node=K.Name(s.var, s.loc), runtime=runtime))
+        self.env[s.var] = self.range_variable_width(s, self.env[s.var])
         if s.static:
             self.static_loop_vars[s.var] = self.env[s.var]  # a constexpr in Triton
         if bounds:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from ..ir import kernel as K
+from .race_casts import CASTS, cast_target, fill_type, pointer_cast, target_of
 from .race_sites import Part, Site
 
 
@@ -25,12 +26,14 @@ SAME_VALUE = ("tl.multiple_of", "tl.max_contiguous", "tl.max_constancy", "tl.bro
 
 #: Ops whose value :func:`term` makes of their operands' (a choice among them, a fill, a
 #: bound, a ceiling quotient), besides SAME_VALUE's and casts: every other op is an unknown.
-COMPOSED = ("tl.where", "ifexp", "tl.full", "tl.minimum", "tl.maximum", "min", "max", "tl.cdiv")
+COMPOSED = ("tl.where", "ifexp", "tl.full", "tl.minimum", "tl.maximum", "builtins.min",
+            "builtins.max", "min", "max", "tl.cdiv")
 
 
 #: Ops whose result is a number, never a pointer (an offset a pointer expression may add).
 VALUES = ("tl.load", "tl.arange", "tl.program_id", "tl.num_programs", "tl.cdiv", "tl.zeros",
-           "tl.full", "tl.minimum", "tl.maximum", "min", "max", "tl.sum", "tl.max", "tl.min",
+           "tl.full", "tl.minimum", "tl.maximum", "min", "max", "builtins.min", "builtins.max",
+           "tl.sum", "tl.max", "tl.min",
            "tl.dot", "tle.gpu.scale_rows") + tuple(f"tl.{m}" for m in K.UNARY_MATH)
 
 
@@ -39,6 +42,10 @@ VALUES = ("tl.load", "tl.arange", "tl.program_id", "tl.num_programs", "tl.cdiv",
 NARROW_CASTS = {"int1": (0, 1, None), "int8": (-128, 127, 256), "uint8": (0, 255, 256),
                 "int16": (-32768, 32767, 65536), "uint16": (0, 65535, 65536),
                 "uint32": (0, 2 ** 32 - 1, 2 ** 32)}
+
+
+#: the integer types a cast converts to that the model reads
+INTEGER_TYPES = ("int32", "int64", "uint64") + tuple(NARROW_CASTS)
 
 
 #: the comparisons :func:`condition` reads
@@ -65,6 +72,11 @@ class Integers:
                 cut: bool = False):
         """The value of ``e`` an op that is no ring operation takes: ``value``."""
         return value
+
+    @staticmethod
+    def ordered(model: "Model", args, inst: "Instance", where: str) -> bool:
+        """Whether a ``min`` / ``max`` of ``args`` orders their terms as integers: yes."""
+        return True
 
 
 class Model:
@@ -304,7 +316,7 @@ def _flat(model: Model, exprs: list, part: Part) -> bool:
         if isinstance(e, K.Op):
             if e.name in _AXIS_MOVES:
                 return False
-            if e.name not in COMPOSED + SAME_VALUE + ("to", "tl.arange"):
+            if e.name not in COMPOSED + SAME_VALUE + CASTS + ("tl.arange",):
                 continue  # an unknown of its own (a load, a reduction): operands not read
         todo += [(c, where) for c in K.children(e)]
     return True
@@ -356,10 +368,7 @@ def _compare_read(e: K.Compare) -> bool:
     """Whether :func:`condition` reads the comparison ``e``: one of the six, of integers the
     model gives signed values (a cast to an unsigned 64-bit type, which the model leaves the
     value it had, makes a negative number a large one, so such a comparison is not read)."""
-    return e.op in _COMPARE_OPS and not any(
-        isinstance(x, K.Op) and x.name == "to" and len(x.args) > 1
-        and isinstance(x.args[1], K.DType) and x.args[1].name == "uint64"
-        for x in K.walk_expr(e))
+    return e.op in _COMPARE_OPS and not any(target_of(x) == "uint64" for x in K.walk_expr(e))
 
 
 def _read_whole(e: K.Expr) -> bool:
@@ -738,6 +747,72 @@ def _number(t) -> Optional[int]:
     return t.as_long() if z3.is_int_value(t) else None
 
 
+def _cast(model: Model, x: K.Expr, a, target: Optional[str], inst: Instance, where: str):
+    """The value of ``x`` (term ``a``) converted to the integer type ``target`` (None: a type
+    not named here, the value kept): a cast to int32 or a 64-bit type is the value in its
+    type (an address adds a uint64 offset modulo 2 ** 64, as a signed one); a cast to fewer
+    bits, or to uint32, keeps the value modulo 2 ** bits, in the type's range (int1: whether
+    it is nonzero); a cast to a float or to a type not named here (``x.to(y.dtype)``) is an
+    unknown (a float rounds, the type may be narrow)."""
+    if target not in INTEGER_TYPES:
+        return model.fresh("cast", inst)
+    if target in ("int64", "uint64", "int32"):
+        a = model.arith.operand(model, x, a, inst, where, cut=target == "int32")
+    narrow = NARROW_CASTS.get(target)
+    if narrow is None:
+        return a
+    lo, hi, mod = narrow
+    v = model.fresh("narrow", inst)
+    inst.constraints += [v >= lo, v <= hi]
+    if mod:
+        k = model.fresh("wrap", inst)
+        inst.constraints.append(v == a - mod * k)
+    return v
+
+
+#: the minimum and maximum ops (the builtins take two values or more)
+_MIN_MAX = ("tl.minimum", "tl.maximum", "builtins.min", "builtins.max", "min", "max")
+
+
+def _choice(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
+    """``tl.where(c, a, b)`` / ``a if c else b``: each branch in its own type (promoted after,
+    as Triton converts it: an int32 branch beside an int64 one has wrapped first), ``a`` where
+    the condition holds and ``b`` where it does not, as far as :func:`condition` reads it (a
+    condition read in part only says where ``b`` is taken: where it is false)."""
+    z3 = model.z3
+    a, b = (model.arith.operand(model, x, term(model, x, inst, depth - 1, where), inst, where)
+            for x in e.args[1:])
+    c = condition(model, e.args[0], inst, where, names=True)
+    if c is not None and _read_whole(e.args[0]):
+        return z3.If(c, a, b)
+    v = model.fresh("choice", inst)
+    inst.constraints.append(z3.Or(v == a, v == b))
+    if c is not None:
+        inst.constraints.append(z3.Implies(z3.Not(c), v == b))
+    return v
+
+
+def _min_max(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
+    """``min`` / ``max`` of values (``tl.minimum``, ``tl.maximum``, the builtins of two or
+    more, which Triton folds pairwise): the least or greatest where the model's integers
+    order them as Triton compares the promoted type (``model.arith.ordered``: a signed
+    comparison of int32 values), else one of them."""
+    z3 = model.z3
+    vals = [model.arith.operand(model, x, term(model, x, inst, depth - 1, where), inst, where)
+            for x in e.args]
+    exact = model.arith.ordered(model, e.args, inst, where)
+    least = e.name in ("tl.minimum", "builtins.min", "min")
+    v = vals[0]
+    for x in vals[1:]:
+        if exact:
+            v = z3.If(x < v, x, v) if least else z3.If(x > v, x, v)
+        else:
+            w = model.fresh("minmax", inst)
+            inst.constraints.append(z3.Or(w == v, w == x))
+            v = w
+    return v
+
+
 def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
     z3 = model.z3
     a = term(model, e.lhs, inst, depth - 1, where)
@@ -791,42 +866,22 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
         return model.sym(f"nprog:{axis}")
     if name in SAME_VALUE and e.args:
         return term(model, e.args[0], inst, depth - 1, where)
-    if name == "to" and len(e.args) >= 1:
-        if len(e.args) > 1 and isinstance(e.args[1], K.Op) and "pointer" in e.args[1].name:
+    if name in CASTS and e.args:
+        if pointer_cast(e):
             return model.fresh("cast", inst)  # a pointer cast: offsets in other units
         a = term(model, e.args[0], inst, depth - 1, where)
-        target = e.args[1].name if len(e.args) > 1 and isinstance(e.args[1], K.DType) else None
-        if target in ("int64", "uint64", "int32"):
-            a = model.arith.operand(model, e.args[0], a, inst, where, cut=target == "int32")
-        narrow = NARROW_CASTS.get(target)
-        if narrow is None:
-            return a  # a cast to int32 or a 64-bit type: the value in its type (above; an
-            # address adds a uint64 offset modulo 2 ** 64, as a signed one)
-        # a cast to fewer bits, or to uint32, keeps the value modulo 2 ** bits, in the type's
-        # range (int1: whether it is nonzero)
-        lo, hi, mod = narrow
-        v = model.fresh("narrow", inst)
-        inst.constraints += [v >= lo, v <= hi]
-        if mod:
-            k = model.fresh("wrap", inst)
-            inst.constraints.append(v == a - mod * k)
-        return v
-    if name == "tl.full" and len(e.args) >= 2:
-        return term(model, e.args[1], inst, depth - 1, where)
+        return _cast(model, e.args[0], a, cast_target(e), inst, where)
+    if name == "tl.full" and (len(e.args) >= 2 or e.kw("value") is not None):
+        # the value cast to the fill's type (Triton's make_scalar)
+        x = e.args[1] if len(e.args) >= 2 else e.kw("value")
+        return _cast(model, x, term(model, x, inst, depth - 1, where), fill_type(e), inst,
+                     where)
     if name == "tl.zeros":
         return z3.IntVal(0)
     if name in ("tl.where", "ifexp") and len(e.args) == 3:
-        a = term(model, e.args[1], inst, depth - 1, where)
-        b = term(model, e.args[2], inst, depth - 1, where)
-        v = model.fresh("choice", inst)
-        inst.constraints.append(z3.Or(v == a, v == b))
-        return v
-    if name in ("tl.minimum", "tl.maximum", "min", "max") and len(e.args) == 2:
-        a, b = (model.arith.operand(model, x, term(model, x, inst, depth - 1, where), inst,
-                                    where) for x in e.args)  # the order of their values
-        v = model.fresh("minmax", inst)
-        inst.constraints.append(z3.Or(v == a, v == b))
-        return v
+        return _choice(model, e, inst, depth, where)
+    if name in _MIN_MAX and len(e.args) >= 2:
+        return _min_max(model, e, inst, depth, where)
     if name == "tl.cdiv" and len(e.args) == 2:
         a = model.arith.operand(model, e.args[0], term(model, e.args[0], inst, depth - 1, where),
                                 inst, where)

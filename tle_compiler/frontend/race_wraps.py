@@ -27,14 +27,21 @@ from __future__ import annotations
 from typing import Optional
 
 from ..ir import kernel as K
-from .race_terms import (COMPOSED, NARROW_CASTS, REBOUND, SAME_VALUE, Instance, Integers, Model,
-                         _at, item_of, loop_of, single_value)
+from .race_casts import CASTS, fill_type, target_of
+from .race_terms import (COMPOSED, INTEGER_TYPES, NARROW_CASTS, REBOUND, SAME_VALUE, Instance,
+                         Integers, Model, _at, item_of, loop_of, single_value)
 
 I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
 
-#: kinds of integer values (:func:`kind`), least to most precedence in a promotion
-NARROW, CONST, I32, U32, WIDE, UNKNOWN = "narrow", "const", "i32", "u32", "64", "unknown"
-_ORDER = (CONST, NARROW, I32, U32, WIDE, UNKNOWN)
+#: kinds of integer values (:func:`kind`), least to most precedence in a promotion; ANY: a
+#: value of 32 bits or more whose width the model does not know (a load, a reduction): an
+#: int32, a uint32 or a 64-bit value
+NARROW, CONST, I32, U32, ANY, WIDE, UNKNOWN = ("narrow", "const", "i32", "u32", "any", "64",
+                                               "unknown")
+_ORDER = (CONST, NARROW, I32, U32, ANY, WIDE, UNKNOWN)
+
+#: ops whose value is an int32 (the others the model does not read are ANY)
+_INT32_OPS = ("tl.arange", "tl.program_id", "tl.num_programs")
 
 #: the range of a wrapped value of each kind
 _RANGES = {I32: (I32_MIN, I32_MAX), U32: (0, 2 ** 32 - 1)}
@@ -82,6 +89,14 @@ def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: boo
         v = model.fresh("narrow", inst)
         inst.constraints += [v >= -2 ** 15, v < 2 ** 16]
         return v
+    if k == ANY and not cut:
+        # an int32 or a uint32 wrapped, or a 64-bit value as it is
+        w = model.fresh("i32wrap", inst)
+        v = value - 2 ** 32 * w
+        either = model.z3.Or(w == 0, model.z3.And(v >= I32_MIN, v < 2 ** 32))
+        model.wrap_facts.add(either.get_id())
+        inst.constraints.append(either)
+        return v
     lo, hi = _RANGES[U32 if k == U32 and not cut else I32]
     z3 = model.z3
     if z3.is_int_value(z3.simplify(value)):
@@ -103,9 +118,12 @@ def _atom(model: Model, e: K.Expr, inst: Instance, where: str) -> bool:
     if isinstance(e, (K.Const, K.Global)):
         return True
     if isinstance(e, K.Op):
-        if e.name == "to":
-            return len(e.args) > 1 and isinstance(e.args[1], K.DType) and \
-                e.args[1].name in _NARROW_TYPES + ("uint32",)
+        if e.name in CASTS or fill_type(e) is not None:
+            # a cast or fill to a narrow type or uint32 is its value modulo its width; one to
+            # a type not named here an unknown
+            t = target_of(e)
+            return t in _NARROW_TYPES + ("uint32",) or e.name in CASTS and \
+                t not in INTEGER_TYPES
         return e.name not in COMPOSED + SAME_VALUE
     if isinstance(e, K.Name):
         if where == "part" and isinstance(loop_of(inst.site, e.id), K.For):
@@ -164,22 +182,44 @@ def _kind(model: Model, e: K.Expr, inst: Instance, where: str, depth: int) -> st
         return _join([kind(model, e.lhs, inst, where, depth - 1),
                       kind(model, e.rhs, inst, where, depth - 1)])
     if isinstance(e, K.Op):
-        if e.name == "to" and len(e.args) > 1 and isinstance(e.args[1], K.DType):
-            t = e.args[1].name
-            return WIDE if t in ("int64", "uint64") else U32 if t == "uint32" else \
-                NARROW if t in _NARROW_TYPES else I32
+        if e.name in CASTS or fill_type(e) is not None or e.name in ("tl.full", "tl.zeros"):
+            # the type a cast or a fill names (`x.to(dtype=tl.int64)`, `x.cast(tl.int64)`,
+            # `tl.full([64], t, tl.int64)`); an unknown one: any width
+            return _type_kind(target_of(e))
         args = e.args
-        if e.name in SAME_VALUE or e.name == "to":
+        if e.name in SAME_VALUE:
             args = args[:1]
         elif e.name in ("tl.where", "ifexp") and len(args) == 3:
             args = args[1:]
-        elif e.name == "tl.full" and len(args) >= 2:
-            args = args[1:2]
+        elif e.name in _INT32_OPS:
+            return I32  # a lane, a program id
         elif e.name not in COMPOSED:
-            return I32  # a lane, a program id, a loaded value: 32 bits (or any value)
+            return ANY  # a loaded value, a reduction: 32 bits or more
         k = _join(kind(model, a, inst, where, depth - 1) for a in args)
         return I32 if k == CONST else k
     return I32
+
+
+def _type_kind(t: Optional[str]) -> str:
+    """The kind of a value of the integer type named ``t`` (None, a float: :data:`ANY`)."""
+    if t in ("int64", "uint64"):
+        return WIDE
+    if t in ("int32", "uint32"):
+        return I32 if t == "int32" else U32
+    return NARROW if t in _NARROW_TYPES else ANY
+
+
+def ordered(model: Model, args, inst: Instance, where: str) -> bool:
+    """Whether a ``min`` / ``max`` of ``args`` compares their terms (each in its type: int32,
+    a narrow type, a Python number) as integers: Triton compares the promoted type, signed
+    for int32 (a narrow value beside it is extended to its own value), in the narrow type
+    beside a number; not so for uint32 (a negative int32 beside it is a large one), two narrow
+    types (uint16 beside int16 compares unsigned), 64-bit values (uint64 compares unsigned)
+    or a value of unknown width."""
+    if not model.int32:
+        return True
+    kinds = [kind(model, a, inst, where) for a in args]
+    return all(k in (CONST, NARROW, I32) for k in kinds) and kinds.count(NARROW) <= 1
 
 
 def _name(model: Model, name: str, inst: Instance, where: str, depth: int) -> str:
@@ -216,12 +256,16 @@ def _several(model: Model, name: str, local: dict, where: str) -> str:
         for x in K.walk_expr(value):
             if isinstance(x, K.Name) and x.id in model.pointers:
                 return WIDE
-            if isinstance(x, K.Op) and x.name == "to" and len(x.args) > 1 and \
-                    isinstance(x.args[1], K.DType):
-                if x.args[1].name in ("int64", "uint64"):
-                    return WIDE
-                if x.args[1].name == "uint32":
-                    found = U32
+            if not isinstance(x, K.Op):
+                continue
+            t = target_of(x)
+            if t in ("int64", "uint64"):
+                return WIDE
+            if t == "uint32" and found == I32:
+                found = U32
+            elif x.name in CASTS and t not in INTEGER_TYPES or x.name not in \
+                    COMPOSED + SAME_VALUE + CASTS + _INT32_OPS + ("tl.zeros",):
+                found = ANY  # a loaded value, a reduction, a cast to a type not named here
     return found
 
 

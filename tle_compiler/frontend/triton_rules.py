@@ -641,9 +641,25 @@ class TritonRules:
                 why = f"tl.{name} takes integer operands, got {dt}"
             elif name == "umulhi" and dt not in self.UMULHI_DTYPES:
                 why = f"Expected dtype {list(self.UMULHI_DTYPES)} but got {dt}"
+            if why and (name in self.FLOAT32_MATH or name in self.FP32_ONLY_MATH) and \
+                    self.member_form(node):
+                # Triton 3.6's member form (`x.exp2()`) skips the check its tl form makes
+                # (math.py applies _check_dtype outside _tensor_member_fn): Triton compiles
+                # it, the lowering's gl.{name} does not (adversarial round 38)
+                raise self.err(f"`{self.src(node)}`: Triton 3.6's member `.{name}()` skips "
+                               f"the element-type check of tl.{name} and compiles it, but the "
+                               f"lowering's gl.{name} refuses it ({why}); convert the tile "
+                               f"to fp32 first", node, check="unsupported-expression")
             if why:
                 raise self.err(f"`{self.src(node)}`: Triton 3.6 refuses it ({why})", node,
                                check="unsupported-expression")
+
+    def member_form(self, node: K.Op) -> bool:
+        """Whether the call ``node`` is written as a tensor's member (``x.exp2()``), where the
+        source behind it is known."""
+        n = self.k.source.node(node) if self.k.source is not None else None
+        return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+            len(n.args) + len(n.keywords) == len(node.args) - 1 + len(node.kwargs)
 
     def shape_operand_rule(self, name: str, node: K.Op) -> None:
         """Refuse a ``tl.dot`` of operands whose ranks or reduction sizes differ ("input and
@@ -973,6 +989,19 @@ class TritonRules:
                            f"`range` or `tl.range` for a loop of many iterations", s,
                            check="bad-loop")
         return max(trips, 1)
+
+    def range_variable_width(self, s: K.For, var: Value) -> Value:
+        """The value ``var`` of a ``range`` / ``tl.range`` loop's variable, marked i64 where a
+        bound or the step is one (values.I64): Triton 3.6 gives the variable its bounds'
+        promoted type, so `u = 0` then `u = u + i` over `range(N.to(tl.int64))` makes an int32
+        an int64, which it refuses (verified until adversarial round 38)."""
+        if s.static or not isinstance(var, (Aff, Data)):
+            return var
+        wide = frozenset()
+        for e in (s.start, s.stop, s.step):
+            if not (isinstance(e, K.Const) and e.value is None):
+                wide |= self.width(self.eval(e)) & {I64}
+        return replace(var, wide=var.wide | wide) if wide else var
 
     def int_width(self, kind: tuple, v: Optional[Value]) -> tuple:
         """``kind`` (:meth:`type_known`) of a scalar integer whose element type no cast names,
