@@ -125,6 +125,9 @@ class Model:
         #: conditions of the ``if``s around it; a pipe index (race_order.py, whose proofs
         #: quantify over iterations) is read as an integer
         self.int32 = False
+        #: (term id, range) -> (term, its wrap unknown, the wrapped term, their constraints):
+        #: race_wraps._wrapped
+        self.wraps: dict[tuple, tuple] = {}
         #: the ids of the int32 range constraints (of integer arguments, of wrapped results:
         #: race_wraps.operand): the stride rule does not count a stride they read as read by
         #: a condition
@@ -908,16 +911,30 @@ def symbols(t) -> frozenset[str]:
     hit = _SYMBOLS.get(key)
     if hit is not None:
         return hit[1]
-    out, todo, seen = set(), [t], set()
+    # walked through z3's C API on the term's own nodes (alive while ``t`` is): the Python
+    # wrappers of every subterm (children()) cost several times the walk itself
+    ctx = t.ctx.ref()
+    out, todo, seen = set(), [t.as_ast()], set()
     while todo:
         x = todo.pop()
-        if x.get_id() in seen:
+        i = z3.Z3_get_ast_id(ctx, x)
+        if i in seen:
             continue
-        seen.add(x.get_id())
-        name = const_name(z3, x)
-        if name is not None:
-            out.add(name)
-        todo += x.children()
+        seen.add(i)
+        kind = z3.Z3_get_ast_kind(ctx, x)
+        if kind == z3.Z3_QUANTIFIER_AST:
+            todo.append(z3.Z3_get_quantifier_body(ctx, x))
+            continue
+        if kind != z3.Z3_APP_AST:
+            continue  # a number, a bound variable
+        app = z3.Z3_to_app(ctx, x)
+        n = z3.Z3_get_app_num_args(ctx, app)
+        if n == 0:
+            decl = z3.Z3_get_app_decl(ctx, app)
+            if z3.Z3_get_decl_kind(ctx, decl) == z3.Z3_OP_UNINTERPRETED:
+                out.add(z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, decl)))
+            continue
+        todo += [z3.Z3_get_app_arg(ctx, app, k) for k in range(n)]
     if len(_SYMBOLS) >= _SYMBOLS_KEPT:
         _SYMBOLS.clear()
     _SYMBOLS[key] = (t, frozenset(out))

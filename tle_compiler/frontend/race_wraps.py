@@ -91,23 +91,38 @@ def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: boo
         return v
     if k == ANY and not cut:
         # an int32 or a uint32 wrapped, or a 64-bit value as it is
-        w = model.fresh("i32wrap", inst)
-        v = value - 2 ** 32 * w
-        either = model.z3.Or(w == 0, model.z3.And(v >= I32_MIN, v < 2 ** 32))
-        model.wrap_facts.add(either.get_id())
-        inst.constraints.append(either)
-        return v
+        return _wrapped(model, value, inst, None)
     lo, hi = _RANGES[U32 if k == U32 and not cut else I32]
     z3 = model.z3
     if z3.is_int_value(z3.simplify(value)):
         n = z3.simplify(value).as_long()
         if lo <= n <= hi:
             return value
-    w = model.fresh("i32wrap", inst)
-    v = value - 2 ** 32 * w
-    ranges = [v >= lo, v <= hi]
-    model.wrap_facts.update(c.get_id() for c in ranges)
-    inst.constraints += ranges
+    return _wrapped(model, value, inst, (lo, hi))
+
+
+def _wrapped(model: Model, value, inst: Instance, bounds: Optional[tuple[int, int]]):
+    """``value`` with a multiple of ``2 ** 32`` taken off, the result in ``bounds``; None:
+    either none taken off (a 64-bit value) or the result in int32 or uint32 (a value of unknown
+    width). The wrapped value of one term in one type is one number, so a term wrapped again (a
+    kernel-body value both accesses read, an expression spelt twice) reuses its unknown: one
+    multiple, not one per use, which z3 would have to find equal."""
+    key = (value.get_id(), bounds)
+    hit = model.wraps.get(key)
+    if hit is None:
+        z3 = model.z3
+        w = model.fresh("i32wrap", inst)
+        inst.fresh.pop()  # (appended below, as for a reuse)
+        v = value - 2 ** 32 * w
+        if bounds is None:
+            facts = [z3.Or(w == 0, z3.And(v >= I32_MIN, v < 2 ** 32))]
+        else:
+            facts = [v >= bounds[0], v <= bounds[1]]
+        model.wrap_facts.update(c.get_id() for c in facts)
+        hit = model.wraps[key] = (value, w, v, facts)  # (value held: its id names no other)
+    _, w, v, facts = hit
+    inst.fresh.append(w)
+    inst.constraints += facts
     return v
 
 
