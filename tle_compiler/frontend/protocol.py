@@ -3564,6 +3564,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.float_bounds(s)
             bool_bad = self.bool_bounds(s)
             bounds, bad = self.range_bounds(s)
+            wide = self.range_bound_width(s)
         finally:
             self._in_loop_bound -= 1
         if bool_bad is not None:
@@ -3580,7 +3581,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         runtime = not s.static
         self.env[s.var] = (Aff(Affine.of(ir_var), runtime) if bounds
                            else Data(node=K.Name(s.var, s.loc), runtime=runtime))
-        self.env[s.var] = self.range_variable_width(s, self.env[s.var])
+        self.env[s.var] = self.range_variable_width(self.env[s.var], wide)
         if s.static:
             self.static_loop_vars[s.var] = self.env[s.var]  # a constexpr in Triton
         if bounds:

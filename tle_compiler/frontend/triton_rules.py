@@ -990,18 +990,28 @@ class TritonRules:
                            check="bad-loop")
         return max(trips, 1)
 
-    def range_variable_width(self, s: K.For, var: Value) -> Value:
-        """The value ``var`` of a ``range`` / ``tl.range`` loop's variable, marked i64 where a
-        bound or the step is one (values.I64): Triton 3.6 gives the variable its bounds'
-        promoted type, so `u = 0` then `u = u + i` over `range(N.to(tl.int64))` makes an int32
-        an int64, which it refuses (verified until adversarial round 38)."""
-        if s.static or not isinstance(var, (Aff, Data)):
-            return var
+    def range_bound_width(self, s: K.For) -> frozenset:
+        """{values.I64} where a bound or the step of the ``range`` / ``tl.range`` loop ``s`` is
+        an i64, else empty: Triton 3.6 gives the loop variable its bounds' promoted type, so `u
+        = 0` then `u = u + i` over `range(N.to(tl.int64))` makes an int32 an int64, which it
+        refuses (verified until adversarial round 38). Read where the bounds are (the walk
+        evaluates them before the body's names are forgotten, and in the loop-bound context,
+        where a bound outside i32 is left to the i32 check of loop bounds)."""
+        if s.static:
+            return frozenset()
         wide = frozenset()
         for e in (s.start, s.stop, s.step):
             if not (isinstance(e, K.Const) and e.value is None):
                 wide |= self.width(self.eval(e)) & {I64}
-        return replace(var, wide=var.wide | wide) if wide else var
+        return wide
+
+    @staticmethod
+    def range_variable_width(var: Value, wide: frozenset) -> Value:
+        """The loop variable's value ``var`` marked with its bounds' width ``wide``
+        (:meth:`range_bound_width`)."""
+        if not wide or not isinstance(var, (Aff, Data)):
+            return var
+        return replace(var, wide=var.wide | wide)
 
     def int_width(self, kind: tuple, v: Optional[Value]) -> tuple:
         """``kind`` (:meth:`type_known`) of a scalar integer whose element type no cast names,
