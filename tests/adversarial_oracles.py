@@ -22,10 +22,11 @@ import pytest
 SIGNATURE = {"x_ptr": "*fp32", "N": "i32", "C": "constexpr"}
 
 
-def _triton_compile(tmp_path: Path, monkeypatch, source: str, tag: str, catch: bool):
+def _triton_compile(tmp_path: Path, monkeypatch, source: str, tag: str, catch: bool,
+                    signature: Optional[dict] = None):
     """Import the module ``source`` (defining ``k(x_ptr, N, C: tl.constexpr)``) and compile
-    ``k`` with C = 3 for sm_90a: the compiled kernel, or with ``catch`` the exception Triton
-    raised instead."""
+    ``k`` with C = 3 for sm_90a (``signature`` its types, :data:`SIGNATURE` unless given): the
+    compiled kernel, or with ``catch`` the exception Triton raised instead."""
     triton = pytest.importorskip("triton")
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -35,7 +36,8 @@ def _triton_compile(tmp_path: Path, monkeypatch, source: str, tag: str, catch: b
     monkeypatch.syspath_prepend(str(tmp_path))
     mod = importlib.import_module(name)
     try:
-        return triton.compile(ASTSource(mod.k, signature=SIGNATURE, constexprs={"C": 3}),
+        return triton.compile(ASTSource(mod.k, signature=signature or SIGNATURE,
+                                        constexprs={"C": 3}),
                               target=GPUTarget("cuda", 90, 32))
     except Exception as e:  # noqa: BLE001 - Triton raises CompilationError and its subclasses
         if catch:
@@ -45,10 +47,12 @@ def _triton_compile(tmp_path: Path, monkeypatch, source: str, tag: str, catch: b
         sys.modules.pop(name, None)
 
 
-def triton_compile_error(tmp_path: Path, monkeypatch, source: str, tag: str) -> Optional[Exception]:
+def triton_compile_error(tmp_path: Path, monkeypatch, source: str, tag: str,
+                         signature: Optional[dict] = None) -> Optional[Exception]:
     """Compile the module ``source`` (defining ``k(x_ptr, N, C: tl.constexpr)``) with C = 3 for
-    sm_90a: None when Triton compiles it, else the exception it raised."""
-    result = _triton_compile(tmp_path, monkeypatch, source, tag, catch=True)
+    sm_90a (``signature``: its types, :data:`SIGNATURE` unless given): None when Triton compiles
+    it, else the exception it raised."""
+    result = _triton_compile(tmp_path, monkeypatch, source, tag, catch=True, signature=signature)
     return result if isinstance(result, Exception) else None
 
 

@@ -73,7 +73,7 @@ from .race_order import ordered
 from .race_sites import ATOMIC_PREFIX, collect, pointer_of
 from .race_strides import generic_equal, stride_arguments, unbounded_columns
 from . import race_wraps
-from .race_wraps import integer_widths, pointer_arguments
+from .race_wraps import element_types, integer_widths, pointer_arguments
 from .race_terms import (REBOUND, SAME_VALUE, VALUES, Instance, Model, access_mask, const_name,
                          branch_conditions, instance, item_of, loop_of, single_value, symbols,
                          term)
@@ -264,6 +264,8 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             info.append((p, acc, ptr, _based_on(model, _candidates(model, ptr, probe))))
     model.pointers = pointer_arguments(kern, set().union(*(x[3] for x in info)), signature)
     model.widths = integer_widths(signature)
+    model.elements = element_types(signature)
+    model.based_on = lambda ptr, inst, where: _based_on(model, _candidates(model, ptr, inst, where))
     model.arith = race_wraps  # values in their fixed-width types
     for i, (pa, a, ptr_a, ca) in enumerate(info):
         for pb, b, ptr_b, cb in info[i + 1:]:

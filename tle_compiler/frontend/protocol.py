@@ -41,6 +41,7 @@ from .folding import fold
 from .local_tensors import WalkRules, c_and_python, refusal, shift_out_of_i32, tensor_root
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from ..ir.i32 import fits_i32
+from ..ir.promotion import INTEGER_TYPES
 from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bind_reshape,
                               bind_tle_call, load_volatile_refusal, prefetch_bytes_refusal,
                               scale_rows_refusal, slot_pointer_arithmetic_refusal)
@@ -258,6 +259,17 @@ class Source:
 
     def stmt(self, loc: Loc, kind: type) -> Optional[ast.AST]:
         return next((n for n in self.at(loc) if isinstance(n, kind)), None)
+
+    def spelt(self, loc: Loc, name: str) -> bool:
+        """Whether the file of ``loc`` spells the identifier ``name`` anywhere (a variable the
+        builder made, ``q__1`` of a tuple's item, is spelt nowhere)."""
+        self.at(loc)
+        ids = self.index.get(("ids", loc.file))
+        if ids is None:
+            ids = {n.id for nodes in self.index.get(loc.file, {}).values() for n in nodes
+                   if isinstance(n, ast.Name)}
+            self.index[("ids", loc.file)] = ids  # type: ignore[index]
+        return name in ids
 
 
 _BINOP_TYPES = {"+": ast.Add, "-": ast.Sub, "*": ast.Mult, "/": ast.Div, "//": ast.FloorDiv,
@@ -661,6 +673,15 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         # id(a value a name is bound to) -> (the value, its kind where it was bound:
         # Walker.type_known), read by the type check at a runtime `if` or a loop (same_types)
         self.types_bound: dict[int, tuple] = {}
+        #: the Triton type of each range / tl.range loop variable whose type is known (its
+        #: bounds': TritonRules.range_variable_type), by its IR name; and of a loop variable the
+        #: walk holds as data (bounds it does not model), by the id of its node (with the node)
+        self.loop_types: dict[str, str] = {}
+        self.loop_nodes: dict[int, tuple] = {}
+        #: names the loops being walked carry (Poison in their bodies) -> (the environment
+        #: before the loop, the value there): their type inside is the one they had before,
+        #: which Triton requires them to keep (TritonRules.carried_type)
+        self.carried_before: dict[str, tuple] = {}
         self.no_events: Optional[str] = None  # why an event here would be conditional
         # (loop, message, check) of an enclosing loop that may not contain events
         self.bad_loop: Optional[tuple[K.Stmt, str, str]] = None
@@ -1280,6 +1301,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         self.tensor_power(e)
         self.scalar_out_of_range(e, left, right)
         self.tile_scalar_out_of_range(e, left, right)
+        self.division_signedness_rule(e)
         self.number_beside_tensor(e, (e.lhs, e.rhs))
         self.tensor_unsigned(e, left, right)
         result = self.binop(e.op, left, right, e)
@@ -1467,6 +1489,11 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                     node, K.Name) and isinstance(value, Data) and isinstance(value.node, K.Op)
                     and value.node.name == "tl.arange"):
                 dt = "int32"
+            if dt is None and isinstance(node, K.Name) and (
+                    isinstance(value, Poison) or self.value_int_type(value) not in (None, "int32")):
+                # a name a loop carries (its type before the loop: `u + 3000000000` of `u = 0`),
+                # a uint32 or int64 loop variable (`i + -1` of a uint32 one): adversarial round 39
+                dt = self.value_int_type(value)
             dt = {"i32": "int32", "i64": "int64", "i16": "int16", "i8": "int8", "u8": "uint8",
                   "u16": "uint16", "u32": "uint32", "u64": "uint64"}.get(dt, dt)
             if dt not in promotion.INTEGER_TYPES or dt == "int1":
@@ -1942,7 +1969,18 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                     # Triton promotes an i32 (or a Python int) beside an int64 to int64: `u +
                     # N.cast(tl.int64)` is one (adversarial round 37)
                     return t
-            return None
+            # integers of two types, or beside a name of a uint32 loop variable: Triton's
+            # promotion (`u + N.to(tl.uint32)` of an int32 `u` is a uint32: adversarial round 39)
+            return self.binop_int_type(e, a, b, seen)
+        if isinstance(e, K.BinOp):
+            a, b = (self.tile_dtype(x, seen) for x in (e.lhs, e.rhs))
+            if a is not None and a == b and a in INTEGER_TYPES and e.op in self.INT_RESULT_OPS:
+                return a
+            return self.binop_int_type(e, a, b, seen)
+        if isinstance(e, K.UnaryOp) and e.op in ("-", "+", "~"):
+            # Triton's minus is `0 - x` in x's type, invert `x ^ -1`: the operand's type
+            # (`u = -N.to(tl.uint32)` in a loop carrying an int32 `u`: adversarial round 39)
+            return self.tile_dtype(e.operand, seen)
         if not isinstance(e, K.Op):
             return None
         if e.name in ("to", "tl.cast"):
@@ -1960,7 +1998,14 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         if e.name in ("tl.where", "tl.maximum", "tl.minimum"):
             items = e.args[1:] if e.name == "tl.where" else e.args
             kinds = {self.tile_dtype(x, seen) for x in items}
-            return kinds.pop() if len(kinds) == 1 and len(items) == 2 else None
+            if len(kinds) == 1 and len(items) == 2:
+                return kinds.pop()
+            if len(items) == 2 and kinds & INTEGER_TYPES:
+                # integers of two types: promoted as an operator's operands are
+                # (binary_op_type_checking_impl): `tl.where(c, N, N.to(tl.uint32))` is a uint32
+                t = self.scalar_int_type(K.BinOp("+", items[0], items[1], e.loc), seen=seen)
+                return t if t in INTEGER_TYPES else None
+            return None
         if e.name == "tl.dot" and len(e.args) >= 2:
             # Triton 3.6's semantic.dot: int32 for integer operands and fp32 for fp32 or bf16
             # ones, whatever out_dtype says (an int8 dot with out_dtype=tl.float16 is an int32
@@ -3573,6 +3618,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         names.setdefault(s.var, s.loc.line)
         before = dict(self.env)
         reason = self.poison_reason("loop", s, s.loc.line)
+        carried_saved = self.carry(names, before, s.static)
         for name in names:
             if _carried_scalar(self.env.get(name)):
                 self.env[name] = Poison(name, reason)
@@ -3581,7 +3627,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         runtime = not s.static
         self.env[s.var] = (Aff(Affine.of(ir_var), runtime) if bounds
                            else Data(node=K.Name(s.var, s.loc), runtime=runtime))
-        self.env[s.var] = self.range_variable_width(self.env[s.var], wide)
+        self.env[s.var] = self.range_variable_width(s, self.env[s.var], wide)
         if s.static:
             self.static_loop_vars[s.var] = self.env[s.var]  # a constexpr in Triton
         if bounds:
@@ -3599,6 +3645,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.loop_ranges.pop(ir_var, None)
             self.depth -= 1
             self.bad_loop, self.static_unrolled = saved_bad, unrolled
+            self.carried_before = carried_saved
         after = dict(self.env)
         self.env.clear()
         self.env.update(before)
@@ -3696,6 +3743,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         # whether a counter shows the loop ends, read with the values before it (loop_ends.py)
         not_ending = why_not_ending(self, s)
         reason = self.poison_reason("loop", s, s.loc.line)
+        carried_saved = self.carry(names, before, False)
         for name in names:
             if _carried_scalar(self.env.get(name)):
                 self.env[name] = Poison(name, reason)
@@ -3712,6 +3760,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         finally:
             self.depth -= 1
             self.bad_loop = saved_bad
+            self.carried_before = carried_saved
         self.refuse_endless(s, tested, names, not_ending)
         self.compile_time_condition_rule(s.cond, "while", s, self.written_test(s, ast.While))
         after = dict(self.env)

@@ -120,6 +120,12 @@ class Model:
         self.arith = Integers
         #: the integer arguments' kinds a signature gives (race_wraps.integer_widths)
         self.widths: dict[str, str] = {}
+        #: the integer element types of the pointer arguments a signature gives
+        #: (race_wraps.element_types): a value loaded through one has its type
+        self.elements: dict[str, str] = {}
+        #: (pointer expression, instance, where) -> the arguments it may be based on (the race
+        #: check's global_races._candidates, plugged in beside ``elements``)
+        self.based_on = None
         #: whether the terms being built are read as Triton computes them, their int32
         #: arithmetic wrapping around (race_wraps.py): an access's address, mask and the
         #: conditions of the ``if``s around it; a pipe index (race_order.py, whose proofs

@@ -14,12 +14,17 @@ race_terms.py are integers, so each value is read in its type (:func:`kind`):
   (``//``, ``%``, ``>>``, ``min``, a comparison, a cast) takes it (:func:`settle`,
   :func:`operand`): the integer result less a multiple of ``2 ** 32``, in ``[0, 2 ** 32)`` or
   ``[-2 ** 31, 2 ** 31)``;
-- narrower (arithmetic of int8, int16 and their unsigned kinds alone, which Triton computes in
-  that type): any value of those types (the model does not follow 8- and 16-bit wraps).
+- narrower (arithmetic of int8, int16, their unsigned kinds and int1 alone, which Triton computes
+  in that type, the promoted one of two: int8 beside uint8 is a uint8, beside int16 an int16):
+  its integer result wrapped into the type once where it is taken, as for int32 (less a
+  multiple of ``2 ** 8`` or ``2 ** 16``, in the type's range), so ``x * 64`` of an int8 keeps
+  its alignment to 64.
 
-A value loaded from memory is taken to be of 32 bits or more (an index table). A kernel whose
-offsets cannot leave int32 shows it by bounding its arguments (``tle.assume(N <= 1 << 20)``: z3
-then finds no wrap), or computes them in int64.
+A value loaded from memory has its pointer's element type where DEFAULT_CONFIG's signature
+types the one pointer argument it is based on (``*i8``: int8, so ``(x * 0 + 100) * 2`` of it is
+-56; ``*i32``: int32; ``*i64``: 64-bit); otherwise it is taken to be of 32 bits or more (an index
+table: :data:`ANY`). A kernel whose offsets cannot leave int32 shows it by bounding its
+arguments (``tle.assume(N <= 1 << 20)``: z3 then finds no wrap), or computes them in int64.
 """
 
 from __future__ import annotations
@@ -27,27 +32,30 @@ from __future__ import annotations
 from typing import Optional
 
 from ..ir import kernel as K
+from ..ir.promotion import computation_type
 from .race_casts import CASTS, fill_type, target_of
-from .race_terms import (COMPOSED, INTEGER_TYPES, NARROW_CASTS, REBOUND, SAME_VALUE, Instance,
-                         Integers, Model, _at, item_of, loop_of, single_value)
+from .race_terms import (COMPOSED, INTEGER_TYPES, REBOUND, SAME_VALUE, Instance, Integers, Model,
+                         _at, item_of, loop_of, single_value)
 
 I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
 
 #: kinds of integer values (:func:`kind`), least to most precedence in a promotion; ANY: a
 #: value of 32 bits or more whose width the model does not know (a load, a reduction): an
-#: int32, a uint32 or a 64-bit value
-NARROW, CONST, I32, U32, ANY, WIDE, UNKNOWN = ("narrow", "const", "i32", "u32", "any", "64",
-                                               "unknown")
-_ORDER = (CONST, NARROW, I32, U32, ANY, WIDE, UNKNOWN)
+#: int32, a uint32 or a 64-bit value. A value of a type narrower than 32 bits has the type's
+#: name as its kind (:data:`NARROWS`), below I32, its promotion among them Triton's.
+CONST, I32, U32, ANY, WIDE, UNKNOWN = ("const", "i32", "u32", "any", "64", "unknown")
+_ORDER = (CONST, I32, U32, ANY, WIDE, UNKNOWN)
+
+#: the narrow kinds: (least value, greatest value, the modulus their arithmetic wraps at);
+#: int1 is unsigned in Triton
+NARROWS = {"int1": (0, 1, 2), "int8": (-128, 127, 2 ** 8), "uint8": (0, 255, 2 ** 8),
+           "int16": (-2 ** 15, 2 ** 15 - 1, 2 ** 16), "uint16": (0, 2 ** 16 - 1, 2 ** 16)}
 
 #: ops whose value is an int32 (the others the model does not read are ANY)
 _INT32_OPS = ("tl.arange", "tl.program_id", "tl.num_programs")
 
 #: the range of a wrapped value of each kind
 _RANGES = {I32: (I32_MIN, I32_MAX), U32: (0, 2 ** 32 - 1)}
-
-#: the types narrower than 32 bits (race_terms reads casts to them, and to uint32, exactly)
-_NARROW_TYPES = tuple(t for t in NARROW_CASTS if t != "uint32")
 
 
 def settle(model: Model, e: K.BinOp, a, b, inst: Instance, where: str):
@@ -85,10 +93,11 @@ def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: boo
         return value
     if k == UNKNOWN:
         return model.fresh("opaque", inst)
-    if k == NARROW:
-        v = model.fresh("narrow", inst)
-        inst.constraints += [v >= -2 ** 15, v < 2 ** 16]
-        return v
+    if k in NARROWS:
+        # its arithmetic's result less a multiple of the type's modulus, in its range (also
+        # under a cast to int32, which keeps a narrow value)
+        lo, hi, modulus = NARROWS[k]
+        return _wrapped(model, value, inst, (lo, hi), modulus)
     if k == ANY and not cut:
         # an int32 or a uint32 wrapped, or a 64-bit value as it is
         return _wrapped(model, value, inst, None)
@@ -101,10 +110,11 @@ def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: boo
     return _wrapped(model, value, inst, (lo, hi))
 
 
-def _wrapped(model: Model, value, inst: Instance, bounds: Optional[tuple[int, int]]):
-    """``value`` with a multiple of ``2 ** 32`` taken off, the result in ``bounds``; None:
-    either none taken off (a 64-bit value) or the result in int32 or uint32 (a value of unknown
-    width). The wrapped value of one term in one type is one number, so a term wrapped again (a
+def _wrapped(model: Model, value, inst: Instance, bounds: Optional[tuple[int, int]],
+             modulus: int = 2 ** 32):
+    """``value`` with a multiple of ``modulus`` (``2 ** 32``; a narrow type's ``2 ** 8`` or ``2 **
+    16``) taken off, the result in ``bounds``; None: either none taken off (a 64-bit value) or the
+    result in int32 or uint32 (a value of unknown width). The wrapped value of one term in one type is one number, so a term wrapped again (a
     kernel-body value both accesses read, an expression spelt twice) reuses its unknown: one
     multiple, not one per use, which z3 would have to find equal."""
     key = (value.get_id(), bounds)
@@ -113,7 +123,7 @@ def _wrapped(model: Model, value, inst: Instance, bounds: Optional[tuple[int, in
         z3 = model.z3
         w = model.fresh("i32wrap", inst)
         inst.fresh.pop()  # (appended below, as for a reuse)
-        v = value - 2 ** 32 * w
+        v = value - modulus * w
         if bounds is None:
             facts = [z3.Or(w == 0, z3.And(v >= I32_MIN, v < 2 ** 32))]
         else:
@@ -137,7 +147,7 @@ def _atom(model: Model, e: K.Expr, inst: Instance, where: str) -> bool:
             # a cast or fill to a narrow type or uint32 is its value modulo its width; one to
             # a type not named here an unknown
             t = target_of(e)
-            return t in _NARROW_TYPES + ("uint32",) or e.name in CASTS and \
+            return t in tuple(NARROWS) + ("uint32",) or e.name in CASTS and \
                 t not in INTEGER_TYPES
         return e.name not in COMPOSED + SAME_VALUE
     if isinstance(e, K.Name):
@@ -164,8 +174,23 @@ def kind(model: Model, e: K.Expr, inst: Instance, where: str, depth: int = 32) -
 
 
 def _join(kinds) -> str:
+    """The kind of an operation on values of ``kinds``: the widest (a 32-bit or wider kind
+    beside a narrow one is the result's, as Triton promotes it), among narrow kinds alone
+    Triton's promotion of their types (int8 beside uint8: uint8), a number beside them none."""
     kinds = list(kinds)
-    return max(kinds, key=_ORDER.index) if kinds else I32
+    if not kinds:
+        return I32
+    wide = [k for k in kinds if k not in NARROWS]
+    top = max(wide, key=_ORDER.index) if wide else CONST
+    if top != CONST:
+        return top
+    narrow = [k for k in kinds if k in NARROWS]
+    if not narrow:
+        return CONST
+    t = narrow[0]
+    for k in narrow[1:]:
+        t = computation_type(t, k) or UNKNOWN
+    return t
 
 
 def _number_kind(v: int) -> str:
@@ -208,6 +233,8 @@ def _kind(model: Model, e: K.Expr, inst: Instance, where: str, depth: int) -> st
             args = args[1:]
         elif e.name in _INT32_OPS:
             return I32  # a lane, a program id
+        elif e.name == "tl.load":
+            return _load_kind(model, e, inst, where)
         elif e.name not in COMPOSED:
             return ANY  # a loaded value, a reduction: 32 bits or more
         k = _join(kind(model, a, inst, where, depth - 1) for a in args)
@@ -215,13 +242,27 @@ def _kind(model: Model, e: K.Expr, inst: Instance, where: str, depth: int) -> st
     return I32
 
 
+def _load_kind(model: Model, e: K.Op, inst: Instance, where: str) -> str:
+    """The kind of a value ``tl.load`` reads: its pointer's element type where the signature
+    types the one pointer argument the pointer may be based on (an ``*i8`` table holds int8
+    values, whose arithmetic wraps in int8), else :data:`ANY`."""
+    ptr = e.args[0] if e.args else e.kw("pointer")
+    if not model.elements or ptr is None or model.based_on is None:
+        return ANY
+    based = model.based_on(ptr, inst, where)
+    if len(based) != 1:
+        return ANY
+    return _type_kind(model.elements.get(next(iter(based))))
+
+
 def _type_kind(t: Optional[str]) -> str:
-    """The kind of a value of the integer type named ``t`` (None, a float: :data:`ANY`)."""
+    """The kind of a value of the integer type named ``t`` (None, a float: :data:`ANY`; a narrow
+    type: its name)."""
     if t in ("int64", "uint64"):
         return WIDE
     if t in ("int32", "uint32"):
         return I32 if t == "int32" else U32
-    return NARROW if t in _NARROW_TYPES else ANY
+    return t if t in NARROWS else ANY
 
 
 def ordered(model: Model, args, inst: Instance, where: str) -> bool:
@@ -234,7 +275,9 @@ def ordered(model: Model, args, inst: Instance, where: str) -> bool:
     if not model.int32:
         return True
     kinds = [kind(model, a, inst, where) for a in args]
-    return all(k in (CONST, NARROW, I32) for k in kinds) and kinds.count(NARROW) <= 1
+    narrow = [k for k in kinds if k in NARROWS]
+    return all(k in (CONST, I32) or k in NARROWS for k in kinds) and (
+        len(narrow) <= 1 or all(k in ("int8", "int16") for k in narrow))
 
 
 def _name(model: Model, name: str, inst: Instance, where: str, depth: int) -> str:
@@ -246,7 +289,7 @@ def _name(model: Model, name: str, inst: Instance, where: str, depth: int) -> st
         if isinstance(loop, K.For):  # the variable has its range's type
             k = _join(kind(model, x, inst, where, depth - 1)
                       for x in (loop.start, loop.stop, loop.step))
-            return I32 if k in (CONST, NARROW) else k
+            return I32 if k == CONST or k in NARROWS else k
         if loop is not None:
             return I32
     got = single_value(model, name, inst, where)
@@ -282,6 +325,17 @@ def _several(model: Model, name: str, local: dict, where: str) -> str:
                     COMPOSED + SAME_VALUE + CASTS + _INT32_OPS + ("tl.zeros",):
                 found = ANY  # a loaded value, a reduction, a cast to a type not named here
     return found
+
+
+def element_types(signature: Optional[dict]) -> dict[str, str]:
+    """The element types of the pointer arguments a signature types (``*i8``: ``int8``, ``*u16``:
+    ``uint16``, ``*fp32``: ``fp32``), for the kind of a value loaded through them."""
+    out: dict[str, str] = {}
+    for name, t in (signature or {}).items():
+        if isinstance(t, str) and t.startswith("*") and t[1:2] in ("i", "u") and \
+                t[2:].isdigit():
+            out[name] = f"{'int' if t[1] == 'i' else 'uint'}{t[2:]}"
+    return out
 
 
 def integer_widths(signature: Optional[dict]) -> dict[str, str]:

@@ -27,10 +27,12 @@ from math import prod
 from typing import Optional
 
 from ..ir import kernel as K
-from ..ir.promotion import python_number_type
+from ..ir.promotion import (INTEGER_TYPES, PY_BOOL, PY_INT, SIGNATURE_SCALARS, computation_type,
+                             python_number_type)
 from .folding import fold
 from .constexpr_rules import condition_type_refusal
 from .local_tensors import refusal
+from .params import is_placeholder
 from .partition_rules import (bind_reshape, operand_kind_refusal, reshape_shape_refusal,
                               trans_dims_refusal)
 from .values import I64, Aff, Const, Data, KernelArg, Poison, Sym, Value
@@ -82,7 +84,12 @@ class TritonRules:
             if isinstance(v, Data) and v.shared:
                 loaded = self.loaded_slot_shape(e)  # a tile loaded whole from a slot field
                 return (loaded, True) if loaded is not None else unknown
+            if isinstance(v, Poison) and v.name in self.carried_before:
+                kind = self.carried_type(v.name)  # a name a loop carries: its shape before
+                return (kind[0], kind[1]) if kind[1] else unknown
             node = v.node if isinstance(v, Data) else None
+            if node is not None and self.loop_nodes.get(id(node), (None,))[0] is node:
+                return (), True  # a loop variable the walk holds as data: a scalar
             if node is None or id(node) in seen or isinstance(node, K.Name):
                 return unknown
             bound = self.bound_dims.get(id(node))
@@ -504,8 +511,8 @@ class TritonRules:
                 t = str(self.k.config_signature.get(v.name, ""))
                 if t.startswith("*"):
                     return "ptr"
-                return ("int" if t in ("i32", "i64") else
-                        "float" if t in ("fp16", "bf16", "fp32", "fp64") else None)
+                return ("int" if SIGNATURE_SCALARS.get(t) in INTEGER_TYPES and t not in ("i1", "u1")
+                        else "float" if t in ("fp16", "bf16", "fp32", "fp64") else None)
             if isinstance(v, Aff):
                 return "int"
             if isinstance(v, Const):
@@ -514,6 +521,8 @@ class TritonRules:
             if isinstance(v, Data) and v.shared:
                 return self.kind_of_dtype(self.tile_dtype(e)) if v.view == "loaded" else None
             node = v.node if isinstance(v, Data) else None
+            if node is not None and self.loop_nodes.get(id(node), (None,))[0] is node:
+                return "int"  # a loop variable the walk holds as data (its type known)
             if node is None or id(node) in seen or isinstance(node, K.Name):
                 return None
             if id(node) in self.bound_kinds:
@@ -1005,48 +1014,230 @@ class TritonRules:
                 wide |= self.width(self.eval(e)) & {I64}
         return wide
 
-    @staticmethod
-    def range_variable_width(var: Value, wide: frozenset) -> Value:
-        """The loop variable's value ``var`` marked with its bounds' width ``wide``
-        (:meth:`range_bound_width`)."""
-        if not wide or not isinstance(var, (Aff, Data)):
+    def range_variable_width(self, s: K.For, var: Value, wide: frozenset) -> Value:
+        """The value ``var`` of the loop variable of ``s`` marked with its bounds' width
+        ``wide`` (:meth:`range_bound_width`), its Triton type recorded (:attr:`loop_types`,
+        :meth:`range_variable_type`): `range(N.to(tl.uint32))` counts in uint32, so `u = 0`
+        then `u = u + i` makes an int32 a uint32, which Triton refuses (verified until
+        adversarial round 39)."""
+        if s.static or not isinstance(var, (Aff, Data)):
             return var
-        return replace(var, wide=var.wide | wide)
+        if wide:
+            var = replace(var, wide=var.wide | wide)
+        t = self.range_variable_type(s)
+        if isinstance(var, Aff) and len(var.expr.variables) == 1:
+            (x,) = var.expr.variables
+            if t is None:
+                self.loop_types.pop(x, None)
+            else:
+                self.loop_types[x] = t
+        elif isinstance(var, Data) and var.node is not None and t is not None:
+            self.loop_nodes[id(var.node)] = (var.node, t)
+        return var
+
+    def range_variable_type(self, s: K.For) -> Optional[str]:
+        """The type Triton 3.6 gives the variable of the ``range`` / ``tl.range`` loop ``s``
+        (code_generator.visit_For): each bound and the step made a tensor (a Python number by
+        its value: int32, uint32 in [2 ** 31, 2 ** 32), int64 beyond), then promoted together
+        (``integer_promote_impl``): `range(N.to(tl.uint32))` counts in uint32. None where a
+        bound's type is not known here."""
+        t = "int32"  # the default start 0 and step 1
+        for e in (s.start, s.stop, s.step):
+            if e is None or isinstance(e, K.Const) and e.value is None:
+                continue
+            et = self.scalar_int_type(e)
+            if et == PY_INT:
+                n = self.static_int(self.eval_quiet(e)) if not isinstance(e, K.Const) \
+                    else e.value
+                et = self.number_tensor_dtype(n) if isinstance(n, int) else None
+            if et is None or et not in INTEGER_TYPES:
+                return None
+            t = computation_type(t, et)
+        return t
+
+    @staticmethod
+    def number_tensor_dtype(n: int) -> Optional[str]:
+        """The type Triton 3.6 makes a tensor of the Python integer ``n`` in (``to_tensor``):
+        int32, uint32 in [2 ** 31, 2 ** 32), int64, uint64 in [2 ** 63, 2 ** 64); None past."""
+        if -2 ** 31 <= n < 2 ** 31:
+            return "int32"
+        if 0 <= n < 2 ** 32:
+            return "uint32"
+        if -2 ** 63 <= n < 2 ** 63:
+            return "int64"
+        return "uint64" if 0 <= n < 2 ** 64 else None
+
+    # -- Triton's integer type of a scalar ----------------------------------------------------
+    #: BinOp operators whose result has the operands' promoted integer type (Triton's
+    #: computation_type_impl for arithmetic, integer_promote_impl for the bitwise ones)
+    INT_RESULT_OPS = frozenset({"+", "-", "*", "//", "%", "&", "|", "^", "<<", ">>"})
+
+    def carry(self, names, before: dict, static: bool) -> dict:
+        """Note the names a run-time loop carries (``names`` it assigns that hold a scalar in
+        ``before``, the environment at its head) for :meth:`carried_type`; the notes as they
+        were, for the caller to restore after the body. A tl.static_range body is unrolled, so
+        its names carry nothing."""
+        saved = self.carried_before
+        if not static:
+            self.carried_before = dict(saved)
+            for name in names:
+                v = before.get(name)
+                if v is not None and not isinstance(v, Poison):
+                    self.carried_before[name] = (before, v)
+        return saved
+
+    def carried_type(self, name: str) -> Optional[tuple]:
+        """The kind (:meth:`type_known`, its width by :meth:`int_width`) of the name ``name`` a
+        loop being walked carries, as it was before the loop: inside the loop it is Poison (its
+        value depends on the iteration), but Triton 3.6 requires its type to stay that one, so
+        a branch binding it to another (`if i > 2: u = i.to(tl.uint32)` in a loop carrying `u
+        = 0`), or a number beside it out of that type's range, is refused. None where the name
+        is not carried."""
+        hit = self.carried_before.get(name)
+        if hit is None:
+            return None
+        before, v = hit
+        return self.int_width(self.type_bound(before, name), v)
+
+    def value_int_type(self, v: Optional[Value]) -> Optional[str]:
+        """Triton's integer type of the run-time scalar ``v`` where the walk surely knows it: a
+        kernel argument's DEFAULT_CONFIG signature type, a loop variable's (its bounds':
+        :meth:`range_variable_type`), a value that went through ``.to(tl.int64)`` (values.I64)
+        or an affine value of such (their promoted type), a number made a tensor (`u = 0` is an
+        int32, `u = 3000000000` a uint32). None elsewhere."""
+        if isinstance(v, KernelArg):
+            if v.constexpr:
+                return None
+            t = self.k.config_signature.get(v.name)
+            return SIGNATURE_SCALARS.get(t) if isinstance(t, str) else None
+        if isinstance(v, Poison):  # a name a loop carries: its type before the loop
+            kind = self.carried_type(v.name)
+            return kind[3] if kind is not None and kind[1] and not kind[0] \
+                and kind[3] in INTEGER_TYPES else None
+        if isinstance(v, Data):
+            hit = self.loop_nodes.get(id(v.node)) if v.node is not None else None
+            if hit is not None and hit[0] is v.node:
+                return hit[1]
+            return "int64" if I64 in v.wide else None
+        if not isinstance(v, Aff):
+            return None
+        if v.expr.is_const and not v.wide:
+            return self.number_tensor_dtype(v.expr.const)
+        t = "int64" if I64 in v.wide else None
+        sig = self.k.config_signature
+        for x in (v.expr.variables | v.wide) - {I64}:
+            xt = self.loop_types.get(x)
+            if xt is None and is_placeholder(x) and x in self.k.params.by_placeholder:
+                arg = self.k.params.slot(x).arg
+                xt = SIGNATURE_SCALARS.get(sig.get(arg or "")) if arg else None
+            if xt is None or xt not in INTEGER_TYPES:
+                return None
+            t = xt if t is None else computation_type(t, xt)
+        return t
+
+    def scalar_int_type(self, e: K.Expr, depth: int = 24,
+                        seen: frozenset = frozenset()) -> Optional[str]:
+        """Triton's type of the integer operand ``e`` (in ir/promotion's names): a Python
+        number (:data:`PY_INT`, which takes part in a promotion only beside a type of a lower
+        kind), a tile's or cast's type (:meth:`tile_dtype`), a name's value's
+        (:meth:`value_int_type`), and arithmetic of them promoted as Triton promotes it; None
+        where any part is not known."""
+        if depth <= 0:
+            return None
+        if self.python_number(e):
+            v = e.value if isinstance(e, (K.Const, K.Global)) else None
+            return PY_BOOL if isinstance(v, bool) else PY_INT
+        if isinstance(e, K.UnaryOp) and e.op in ("-", "+", "~"):
+            return self.scalar_int_type(e.operand, depth - 1, seen)
+        if isinstance(e, K.BinOp):
+            if e.op not in self.INT_RESULT_OPS:
+                return None
+            a = self.scalar_int_type(e.lhs, depth - 1, seen)
+            b = self.scalar_int_type(e.rhs, depth - 1, seen)
+            t = computation_type(a, b, e.op in ("//", "%"))
+            return t if t in INTEGER_TYPES else None
+        if isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1:
+            n = self.literal_int(e.args[0])
+            return self.number_tensor_dtype(n) if n is not None else None
+        dt = self.tile_dtype(e, seen)
+        if dt is not None:
+            return dt if dt in INTEGER_TYPES else None
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            t = self.value_int_type(v)
+            if t is None and isinstance(v, Data) and isinstance(v.node, K.BinOp) \
+                    and id(v.node) not in seen:
+                return self.scalar_int_type(v.node, depth - 1, seen | {id(v.node)})
+            return t
+        return None
+
+    _NOT_INT32 = INTEGER_TYPES - {"int32"}
+
+    def binop_int_type(self, e: K.BinOp, a: Optional[str], b: Optional[str],
+                       seen: frozenset = frozenset()) -> Optional[str]:
+        """The integer type Triton computes ``e`` in (:meth:`scalar_int_type`), where an
+        operand's type is known to be other than an int32 (``a`` / ``b``, the operands'
+        :meth:`tile_dtype`; a name of a uint32 loop variable or of an int64): `u + N.to(
+        tl.uint32)` of an int32 `u` is a uint32, `u + i` of such a loop variable too. None
+        otherwise (an int32 beside int32s is left to :meth:`int_width`)."""
+        if e.op not in self.INT_RESULT_OPS:
+            return None
+        if not (a in self._NOT_INT32 or b in self._NOT_INT32 or any(
+                isinstance(x, K.Name) and self.value_int_type(self.env.get(x.id))
+                in self._NOT_INT32 for x in (e.lhs, e.rhs))):
+            return None  # (an int32 beside int32s and numbers: read by int_width, cheaper)
+        t = self.scalar_int_type(e, seen=seen)
+        return t if t in INTEGER_TYPES else None
+
+    def division_signedness_rule(self, e: K.BinOp) -> None:
+        """Refuse ``//`` or ``%`` of two integers of different signedness where the frontend
+        knows both types (:meth:`scalar_int_type`) and one reads a name a loop carries, whose
+        type only its value before the loop tells (:meth:`carried_type`): Triton 3.6 refuses it
+        ("Cannot use /, #, or % with int32 and uint32 because they have different
+        signedness"); `u // N.to(tl.uint32)` of an int32 `u` carried by a loop was verified
+        (adversarial round 39). Elsewhere the lowering's types refuse it."""
+        if e.op not in ("//", "%") or not any(
+                isinstance(x, K.Name) and isinstance(self.env.get(x.id), Poison)
+                for x in K.walk_expr(e)):
+            return  # (of values of known types the lowering refuses it: adversarial round 33)
+        a, b = (self.scalar_int_type(x) for x in (e.lhs, e.rhs))
+        if a not in INTEGER_TYPES or b not in INTEGER_TYPES or a == "int1" or b == "int1":
+            return
+        if a.startswith("uint") != b.startswith("uint"):
+            an = {t: "an" if t[0] == "i" else "a" for t in (a, b)}
+            raise self.err(f"`{self.src(e)}`: `{e.op}` of {an[a]} {a} and {an[b]} "
+                           f"{b}, which Triton 3.6 refuses (\"Cannot use /, #, or % with {a} and "
+                           f"{b} because they have different signedness\"); cast them to one "
+                           f"signedness first", e, check="unsupported-expression")
 
     def int_width(self, kind: tuple, v: Optional[Value]) -> tuple:
         """``kind`` (:meth:`type_known`) of a scalar integer whose element type no cast names,
-        with the width the walk surely knows of its value ``v``: int64 where it went through
-        ``.to(tl.int64)`` or Triton's promotion beside one (values.I64), int32 where it is a
-        number of i32 (Triton makes ``u = 0`` an int32 tensor) or computed from i32 kernel
-        arguments alone (by the DEFAULT_CONFIG signature); else ``kind`` as it is."""
+        with the type the walk surely knows of its value ``v`` (:meth:`value_int_type`): int64
+        where it went through ``.to(tl.int64)`` or Triton's promotion beside one (values.I64),
+        int32 where it is a number of i32 (Triton makes ``u = 0`` an int32 tensor) or computed
+        from i32 kernel arguments alone (by the DEFAULT_CONFIG signature), a loop variable's
+        type (its bounds'); else ``kind`` as it is."""
         dims, exact, scalar, dtype = kind
         if dtype is not None or scalar != "int" or dims or not exact:
             return kind
-        if isinstance(v, (Aff, Data)) and I64 in v.wide:
-            return dims, exact, scalar, "int64"
-        sig = self.k.config_signature
-        if isinstance(v, KernelArg) and not v.constexpr and sig.get(v.name) in ("i32", "i64"):
-            return dims, exact, scalar, "int32" if sig[v.name] == "i32" else "int64"
-        if not isinstance(v, Aff) or v.wide:
-            return kind
-        if v.expr.is_const:
-            if not -2 ** 31 <= v.expr.const < 2 ** 31:
-                return kind
-        elif not all(sig.get(self.k.params.slot(x).arg or "") == "i32"
-                     for x in v.expr.variables if x in self.k.params.by_placeholder) or any(
-                x not in self.k.params.by_placeholder for x in v.expr.variables):
-            return kind  # a loop variable, a derived param, an i64 argument: not followed
-        return dims, exact, scalar, "int32"
+        t = self.value_int_type(v)
+        return kind if t is None else (dims, exact, scalar, t)
 
     def carried_kind(self, before: dict, env: dict, names, kind: tuple, bound) -> tuple:
         """``kind`` of the value ``bound`` a loop body bound a name to, where the walk knew
         nothing of it because it reads names the loop carries (Poison in the body:
         ``u = u + N.to(tl.int64)``): its expression read again with those names bound to their
         values before the loop, whose types Triton requires them to keep."""
-        if kind[2] is not None or not (isinstance(bound, Data) and bound.node is not None):
-            return kind
+        if kind[2] not in (None, "int") or kind[2] == "int" and (kind[1] or kind[0]) or \
+                not (isinstance(bound, Data) and bound.node is not None):
+            return kind  # (its kind known; a scalar's read again, its shape not known there)
         read = dict(env)
+        # (only the names the expression reads: a tuple's temporaries, `_t1` of `a, b = b, a +
+        # x`, are bound in the body alone)
+        used = {x.id for x in K.walk_expr(bound.node) if isinstance(x, K.Name)}
         for n in names:
+            if n not in used:
+                continue
             if isinstance(read.get(n), Poison) or read.get(n) is bound:
                 if before.get(n) is None or isinstance(before.get(n), Poison):
                     return kind
@@ -1068,11 +1259,16 @@ class TritonRules:
         "Mismatched type for u between then block (int64) and else block (int32)"), and a
         branch binding a number to a tile name was lowered as `pass` (verified)."""
         for name, line in names.items():
-            if before.get(name) is None or isinstance(before.get(name), Poison):
+            if what == "loop" and self.tuple_item(name, node):
+                continue
+            carried = self.carried_type(name) if isinstance(before.get(name), Poison) else None
+            if carried is None and (before.get(name) is None
+                                    or isinstance(before.get(name), Poison)):
                 if what == "if" and len(afters) == 2:
                     self.same_branch_types(afters, name, line, node)
                 continue
-            first = self.int_width(self.type_bound(before, name), before.get(name))
+            # (a name a loop around carries: its type before that loop, which Triton keeps)
+            first = carried or self.int_width(self.type_bound(before, name), before.get(name))
             for i, env in enumerate(afters):
                 if env.get(name) is None or isinstance(env.get(name), Poison):
                     continue
@@ -1087,12 +1283,39 @@ class TritonRules:
                          else "the then branch" if i == 0 else "the else branch")
                 py = self.k.names.py(name)
                 was, now = self.type_texts(first, then)
+                said = self.triton_type_words(py, first, then, what, i)
                 raise self.err(f"`{py}` is {was} before the "
                                f"{'loop' if what == 'loop' else '`if`'} at line {node.loc.line}, "
                                f"and {where} binds it to {now} (line {line}): "
                                f"Triton 3.6 refuses a name whose type a loop or a branch on a "
-                               f"run-time value changes; bind the new value to another name",
-                               node, check="unsupported-expression")
+                               f"run-time value changes{said}; bind the new value to another "
+                               f"name", node, check="unsupported-expression")
+
+    _ITEM = re.compile(r"(.+)__\d+_*$")
+
+    def tuple_item(self, name: str, node) -> bool:
+        """Whether ``name`` is the builder's variable of an item of a tuple a loop carries
+        (``q__1`` of `q = (q[1], q[0] + x)`, a name the source spells nowhere): Triton
+        3.6 checks a carried tuple's type, not its items' (`_verify_loop_carried_variable`
+        compares the types of tensors only), so `q = (N, N)`, then `q = (q[0] +
+        N.to(tl.uint32), q[1])` in a loop compiles (adversarial round 39)."""
+        py = self.k.names.py(name)
+        return self._ITEM.match(py) is not None and not self.k.source.spelt(node.loc, py)
+
+    @staticmethod
+    def triton_type_words(py: str, first: tuple, then: tuple, what: str, branch: int) -> str:
+        """Triton 3.6's own words for a name ``py`` of scalar type ``first`` (:meth:`type_known`)
+        rebound to scalar type ``then`` by a loop body or a branch (``branch`` 0: then, 1:
+        else), as a parenthesised quote; "" where either is no scalar of a known type."""
+        (da, ea, _, ta), (db, eb, _, tb) = first, then
+        if da or db or not (ea and eb) or ta is None or tb is None:
+            return ""
+        if what == "loop":
+            return (f" (\"Loop-carried variable {py} has initial type {ta} but is re-assigned "
+                    f"to {tb} in loop\")")
+        block = "then" if branch == 0 else "else"
+        return (f" (\"initial value for `{py}` is of type {ta}[], but the {block} block "
+                f"redefines it as {tb}[]\")")
 
     def bound_kind(self, env: dict, name: str) -> tuple:
         """:meth:`type_bound` of ``name`` in ``env``, a float the source spells (`u = u + 1.5`
