@@ -181,6 +181,12 @@ def reader_does(stmt: str) -> str:
                         + "".join(f"        {line}\n" for line in stmt.splitlines()))
 
 
+def stored_after(stmt: str, value: str = "t + u") -> str:
+    """``stmt`` followed by a store of ``value`` as fp32 (so that a value Triton compiles is
+    used), for :func:`reader_does`."""
+    return f"{stmt}\ntl.store(y_ptr + tl.arange(0, 64), ({value}).to(tl.float32))"
+
+
 def writer_does(stmt: str) -> str:
     """Round 25's ring whose writer also runs ``stmt`` in its window, `s` its slot."""
     text = ring()

@@ -63,13 +63,13 @@ from __future__ import annotations
 
 import pytest
 
-from .adversarial_support import dump, expect, reader_does, ring
+from .adversarial_support import dump, expect, reader_does, ring, stored_after
 from .test_adversarial_verdicts_26 import triton_refuses
 
 
+
 def _stored(stmt: str, value: str = "u") -> str:
-    """``stmt`` followed by a store of ``value`` as fp32 (a value Triton compiles is used)."""
-    return f"{stmt}\ntl.store(y_ptr + tl.arange(0, 64), ({value}).to(tl.float32))"
+    return stored_after(stmt, value)
 
 
 # ------------------------------------------- bug 1: an element type behind a name of a slot tile

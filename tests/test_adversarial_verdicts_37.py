@@ -83,13 +83,10 @@ from __future__ import annotations
 
 import pytest
 
-from .adversarial_support import dump, expect, reader_does
+from .adversarial_support import dump, expect, reader_does, stored_after
 from .test_adversarial_verdicts_26 import triton_refuses
 
 
-def _stored(stmt: str, value: str = "t + u") -> str:
-    """``stmt`` followed by a store of ``value`` as fp32 (a value Triton compiles is used)."""
-    return f"{stmt}\ntl.store(y_ptr + tl.arange(0, 64), ({value}).to(tl.float32))"
 
 
 # ----------------------------------------- bug 1: a loop-carried integer made an int64
@@ -106,7 +103,7 @@ def _stored(stmt: str, value: str = "t + u") -> str:
 def test_an_int32_made_an_int64_is_rejected(tmp_path, capsys, monkeypatch, stmt):
     """Before: verified. Triton 3.6: "Loop-carried variable u has initial type int32 but is
     re-assigned to int64 in loop" ("... the then block redefines it as int64[]")."""
-    text = _stored(stmt)
+    text = stored_after(stmt)
     assert triton_refuses(tmp_path, monkeypatch, text, "r37_carried_i64")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, ("rejected", "is a scalar int (int32) before the", "a scalar int (int64)",
@@ -122,7 +119,7 @@ def test_an_int32_made_an_int64_is_rejected(tmp_path, capsys, monkeypatch, stmt)
     "u = 5000000000\nfor i in range(4):\n    u = u + N.to(tl.int64)",
 ])
 def test_a_loop_keeping_its_integer_width_is_verified(tmp_path, capsys, monkeypatch, stmt):
-    text = _stored(stmt)
+    text = stored_after(stmt)
     assert not triton_refuses(tmp_path, monkeypatch, text, "r37_carried_ok")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, "verified")
@@ -141,7 +138,7 @@ def test_a_loop_keeping_its_integer_width_is_verified(tmp_path, capsys, monkeypa
 def test_a_static_range_unrolling_too_many_statements_is_rejected(tmp_path, capsys, stmt,
                                                                   count):
     """Before: verified (and Triton 3.6 crashed on the first: a segmentation fault)."""
-    code, err = dump(tmp_path, capsys, reader_does(_stored(stmt)))
+    code, err = dump(tmp_path, capsys, reader_does(stored_after(stmt)))
     expect(code, err, ("rejected", "unrolls", count, "more than 16384", "[bad-loop]"))
 
 
@@ -152,7 +149,7 @@ def test_a_static_range_unrolling_too_many_statements_is_rejected(tmp_path, caps
     "u = 0.0\nfor i in tl.static_range(2**70, 2**70 + 2):\n    u = u + 1.0",
 ])
 def test_a_static_range_within_the_bound_is_verified(tmp_path, capsys, stmt):
-    code, err = dump(tmp_path, capsys, reader_does(_stored(stmt)))
+    code, err = dump(tmp_path, capsys, reader_does(stored_after(stmt)))
     expect(code, err, "verified")
 
 
@@ -195,7 +192,7 @@ def test_a_cdiv_of_integers_or_of_numbers_is_verified(tmp_path, capsys, monkeypa
 def test_math_of_a_cast_tile_is_checked(tmp_path, capsys, monkeypatch, stmt):
     """Before: verified. Triton 3.6: "Expected dtype ['fp32', 'fp64'] but got fp16" (the
     frontend followed the element type of `x.to(...)` only)."""
-    text = _stored(stmt, "u")
+    text = stored_after(stmt, "u")
     assert triton_refuses(tmp_path, monkeypatch, text, "r37_cast_math")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, ("rejected", "Triton 3.6 refuses it", "Expected dtype",
@@ -208,7 +205,7 @@ def test_a_member_math_call_of_a_cast_fp16_tile_is_rejected(tmp_path, capsys, mo
     skips that check (math.py applies _check_dtype outside _tensor_member_fn), so only the
     lowering refuses it; the frontend refuses it as it refuses tl.exp2 of fp16, its message saying
     so (round 38: it said "Triton 3.6 refuses it")."""
-    text = _stored("u = t.cast(tl.float16).exp2()", "u")
+    text = stored_after("u = t.cast(tl.float16).exp2()", "u")
     assert not triton_refuses(tmp_path, monkeypatch, text, "r37_member_exp2")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, ("rejected", "`t.cast(tl.float16).exp2()`", "skips the element-type check",
@@ -223,7 +220,7 @@ def test_a_member_math_call_of_a_cast_fp16_tile_is_rejected(tmp_path, capsys, mo
 def test_a_loop_changing_a_type_by_cast_is_rejected(tmp_path, capsys, monkeypatch, stmt):
     """Before: verified; Triton 3.6: "Loop-carried variable u has initial type int32 but is
     re-assigned to int64 in loop"."""
-    text = _stored(stmt)
+    text = stored_after(stmt)
     assert triton_refuses(tmp_path, monkeypatch, text, "r37_cast_carried")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, ("rejected", "before the loop", "refuses a name whose type a loop",
@@ -237,7 +234,7 @@ def test_a_loop_changing_a_type_by_cast_is_rejected(tmp_path, capsys, monkeypatc
     "u = t.cast(tl.int32, bitcast=True)",
 ])
 def test_a_cast_triton_compiles_is_verified(tmp_path, capsys, monkeypatch, stmt):
-    text = _stored(stmt, "t + u")
+    text = stored_after(stmt, "t + u")
     assert not triton_refuses(tmp_path, monkeypatch, text, "r37_cast_ok")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, "verified")
@@ -258,7 +255,7 @@ def test_a_cast_triton_compiles_is_verified(tmp_path, capsys, monkeypatch, stmt)
 def test_a_cast_triton_refuses_is_rejected(tmp_path, capsys, monkeypatch, stmt, words):
     """Before: verified (the checks of `x.to(..., bitcast=True)` and of its rounding mode did
     not read tl.cast, which `x.cast(...)` is); Triton 3.6 refuses each."""
-    text = _stored(stmt, "u")
+    text = stored_after(stmt, "u")
     assert triton_refuses(tmp_path, monkeypatch, text, "r37_cast_bad")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, ("rejected", *words))
@@ -278,7 +275,7 @@ def test_a_rounding_toward_zero_the_backend_lacks_is_rejected(tmp_path, capsys, 
                                                               stmt):
     """Before: verified (and its TTGIR compiles); Triton 3.6's LLVM lowering fails
     ("Unsupported rounding mode for conversion")."""
-    text = _stored(stmt, "u")
+    text = stored_after(stmt, "u")
     assert triton_refuses(tmp_path, monkeypatch, text, "r37_rtz")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, ("rejected", "fp_downcast_rounding='rtz'", "has no such conversion",
@@ -292,7 +289,7 @@ def test_a_rounding_toward_zero_the_backend_lacks_is_rejected(tmp_path, capsys, 
 ])
 def test_a_conversion_between_fp8_and_float64_is_rejected(tmp_path, capsys, monkeypatch, stmt):
     """Before: verified; Triton 3.6's LLVM lowering fails ("Unsupported conversion")."""
-    text = _stored(stmt, "u")
+    text = stored_after(stmt, "u")
     assert triton_refuses(tmp_path, monkeypatch, text, "r37_fp8_fp64")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, ("rejected", "converts no fp8 type to or from float64", "[lowering]"))
@@ -306,7 +303,7 @@ def test_a_conversion_between_fp8_and_float64_is_rejected(tmp_path, capsys, monk
     'u = t.to(tl.float16).cast(tl.float8e4nv, fp_downcast_rounding="rtne")',
 ])
 def test_a_rounding_the_backend_has_is_verified(tmp_path, capsys, monkeypatch, stmt):
-    text = _stored(stmt, "u")
+    text = stored_after(stmt, "u")
     assert not triton_refuses(tmp_path, monkeypatch, text, "r37_round_ok")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, "verified")
@@ -351,7 +348,7 @@ def test_a_member_of_a_tensor_loop_value_is_verified(tmp_path, capsys, monkeypat
 def test_branches_binding_a_name_to_two_types_are_rejected(tmp_path, capsys, monkeypatch, stmt):
     """Before: verified (only a name bound before the `if` was compared with each branch).
     Triton 3.6: "Mismatched type for u between then block (int64) and else block (int32)"."""
-    text = _stored(stmt)
+    text = stored_after(stmt)
     assert triton_refuses(tmp_path, monkeypatch, text, "r37_branches")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, ("rejected", "by the then branch of the `if`", "by its else branch",
@@ -365,7 +362,7 @@ def test_branches_binding_a_name_to_two_types_are_rejected(tmp_path, capsys, mon
     "if C > 2:\n    u = t.to(tl.float16)\nelse:\n    u = t",  # constexpr: one branch is kept
 ])
 def test_branches_binding_a_name_to_one_type_are_verified(tmp_path, capsys, monkeypatch, stmt):
-    text = _stored(stmt)
+    text = stored_after(stmt)
     assert not triton_refuses(tmp_path, monkeypatch, text, "r37_branches_ok")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, "verified")

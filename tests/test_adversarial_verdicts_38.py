@@ -60,7 +60,7 @@ from __future__ import annotations
 
 import pytest
 
-from .adversarial_support import dump, expect, reader_does
+from .adversarial_support import dump, expect, reader_does, stored_after
 from .test_adversarial_verdicts_26 import triton_refuses
 from .test_global_races import ring
 
@@ -176,8 +176,6 @@ def test_column_halves_of_a_loaded_row_are_verified(tmp_path, capsys):
 # ------------------------------------------- a range variable of an int64 bound, carried
 
 
-def _stored(stmt: str, value: str = "t + u") -> str:
-    return f"{stmt}\ntl.store(y_ptr + tl.arange(0, 64), ({value}).to(tl.float32))"
 
 
 @pytest.mark.parametrize("stmt", [
@@ -189,7 +187,7 @@ def test_an_int64_loop_variable_carried_into_an_int32_is_rejected(tmp_path, caps
                                                                   stmt):
     """Before: verified. Triton 3.6: "Loop-carried variable u has initial type int32 but is
     re-assigned to int64 in loop"."""
-    text = _stored(stmt)
+    text = stored_after(stmt)
     assert triton_refuses(tmp_path, monkeypatch, text, "r38_i64_range")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, ("rejected", "is a scalar int (int32) before the", "a scalar int (int64)",
@@ -202,7 +200,7 @@ def test_an_int64_loop_variable_carried_into_an_int32_is_rejected(tmp_path, caps
     "u = 0\nfor i in range(N):\n    u = u + i",
 ])
 def test_a_loop_variable_of_the_carried_width_is_verified(tmp_path, capsys, monkeypatch, stmt):
-    text = _stored(stmt)
+    text = stored_after(stmt)
     assert not triton_refuses(tmp_path, monkeypatch, text, "r38_i64_range_ok")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, "verified")
@@ -215,7 +213,7 @@ def test_a_loop_variable_of_the_carried_width_is_verified(tmp_path, capsys, monk
 def test_a_member_math_call_of_fp16_names_the_lowering(tmp_path, capsys, monkeypatch, member):
     """Triton 3.6 compiles `x.sqrt()` of an fp16 tile (the member skips _check_dtype); the
     lowering's gl.sqrt refuses it, and the message says which refuses it."""
-    text = _stored(f"u = t.to(tl.float16).{member}()", "u")
+    text = stored_after(f"u = t.to(tl.float16).{member}()", "u")
     assert not triton_refuses(tmp_path, monkeypatch, text, "r38_member_math")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, ("rejected", f"`t.to(tl.float16).{member}()`",
@@ -225,7 +223,7 @@ def test_a_member_math_call_of_fp16_names_the_lowering(tmp_path, capsys, monkeyp
 
 
 def test_the_tl_form_of_fp16_math_is_what_triton_refuses(tmp_path, capsys, monkeypatch):
-    text = _stored("u = tl.sqrt(t.to(tl.float16))", "u")
+    text = stored_after("u = tl.sqrt(t.to(tl.float16))", "u")
     assert triton_refuses(tmp_path, monkeypatch, text, "r38_tl_math")
     code, err = dump(tmp_path, capsys, reader_does(text))
     expect(code, err, ("rejected", "`tl.sqrt(t.to(tl.float16))`: Triton 3.6 refuses it",
@@ -266,11 +264,11 @@ def bump(u):
 def test_a_static_range_counts_a_helpers_statements(tmp_path, capsys, stmt, count):
     """The helper's body is inlined where it is called, so the unroll bound counts it: 6000
     iterations of one call of a three-statement helper unroll 24000 statements."""
-    code, err = dump(tmp_path, capsys, reader_does(_stored(stmt, "u")) + HELPER)
+    code, err = dump(tmp_path, capsys, reader_does(stored_after(stmt, "u")) + HELPER)
     expect(code, err, ("rejected", count, "more than 16384", "[bad-loop]"))
 
 
 def test_a_static_range_over_a_small_helper_is_verified(tmp_path, capsys):
     stmt = "u = 0.0\nfor i in tl.static_range(4000):\n    u = bump(u)"
-    code, err = dump(tmp_path, capsys, reader_does(_stored(stmt, "u")) + HELPER)
+    code, err = dump(tmp_path, capsys, reader_does(stored_after(stmt, "u")) + HELPER)
     expect(code, err, "verified")
