@@ -88,12 +88,12 @@ PAIR_TIMEOUT_MS = 4000
 #: How long z3 may take for all the pairs of a kernel (s): many pairs each decided just inside
 #: their budget would keep tle-dump busy for hours; past it the kernel is "not proved".
 KERNEL_BUDGET_S = 60.0
-#: The attempts at one query before the rest of its budget goes to a last one: (ms, z3 random
-#: seed). z3's time on these nonlinear queries is heavy-tailed in its random choices (one query
-#: of adversarial round 35 took 0.06 s with one seed and 2.1 s with the next, and which one a
-#: run got depended on unrelated terms made before it), so a few short runs with other seeds
-#: come first; an answer of any of them is z3's answer (unsat a proof, sat a witness). The
-#: first is seed 0, z3's default.
+#: The short attempts at one query before the last one, which has the whole time of a query
+#: (PAIR_TIMEOUT_MS): (ms, z3 random seed). z3's time on these nonlinear queries is heavy-tailed
+#: in its random choices (one query of adversarial round 35 took 0.06 s with one seed and 2.1 s
+#: with the next, and which one a run got depended on unrelated terms made before it), so a few
+#: short runs with other seeds come first; an answer of any of them is z3's answer (unsat a proof,
+#: sat a witness). The first is seed 0, z3's default.
 ATTEMPTS = ((250, 0), (250, 1), (250, 2), (1000, 3))
 
 
@@ -307,18 +307,17 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             meet = generic_equal(z3, ta - tb, both) if both else ta == tb
             def query(*more):
                 """z3 on the pair's constraints, the meeting and ``more`` (the model's facts
-                last: the symbols the terms made): :data:`ATTEMPTS`, then the rest of the
-                query's time (``budget``) with z3's default seed."""
-                stop = time.monotonic() + budget(pa, a, pb, b) / 1000
+                last: the symbols the terms made): the short :data:`ATTEMPTS`, then one with
+                z3's default seed and the whole time a query has (``budget``), as every query
+                had before the attempts: a query decided in that time still is."""
                 for ms, seed in ATTEMPTS + ((None, 0),):
-                    left = min(budget(pa, a, pb, b), int((stop - time.monotonic()) * 1000))
+                    left = budget(pa, a, pb, b)
                     solver = z3.Solver()
-                    solver.set("timeout", max(1, left if ms is None else min(ms, left)))
+                    solver.set("timeout", left if ms is None else min(ms, left))
                     solver.set("random_seed", seed)
                     solver.add(*ia.constraints, *ib.constraints, meet, *more, *model.facts)
                     got = _solve(solver)
-                    last = ms is None or left <= ms  # (no time left for another attempt)
-                    if got != z3.unknown or last:
+                    if got != z3.unknown or ms is None:
                         return solver, got
 
             if query()[1] == z3.unsat:
