@@ -806,7 +806,7 @@ def test_plain_triton_takes_a_maximums_number_as_a_tensor():
     ("int8", "tl.minimum(x, 2)", r"arith.minsi .* : tensor<32x64xi32"),
     ("uint8", "tl.maximum(x, 3)", r"arith.maxsi .* : tensor<32x64xi32"),
     ("float16", "max(x, 2.0)", r"arith.maxnumf .* : tensor<32x64xf32"),
-    ("int8", "tl.maximum(x, M)", r"arith.maxsi .* : tensor<32x64xi32"),
+    ("int8", "tl.maximum(x, M).to(tl.int8)", r"arith.maxsi .* : tensor<32x64xi32"),
 ])
 def test_a_slot_store_of_a_maximum_with_a_number_converts(tmp_path, dt, value, op):
     """``tl.store(local_ptr(slot.tile), tl.maximum(x, 2.0))`` of an fp16 tile into its fp16
@@ -817,6 +817,18 @@ def test_a_slot_store_of_a_maximum_with_a_number_converts(tmp_path, dt, value, o
     assert re.search(op, ttgir), ttgir
     elt = {"float16": "f16", "int8": "i8", "uint8": "i8"}[dt]
     assert re.search(rf"ttg.local_store %\w+, %\w+ : tensor<32x64x{elt}", ttgir), ttgir
+
+
+def test_a_slot_store_of_a_wider_maximum_asks_for_the_cast(tmp_path, capsys):
+    """``tl.maximum(x, M)`` of an int8 tile loaded through the signature's ``*i8`` and the int32
+    argument M is an int32 tile (Triton promotes): stored into the int8 slot, the frontend,
+    which types the load from the signature, asks for the narrowing cast (check bad-store)
+    rather than leaving it to the store."""
+    from .adversarial_support import dump, expect
+
+    code, err = dump(tmp_path, capsys, _fill("int8", "tl.maximum(x, M)"))
+    expect(code, err, ("rejected", "[bad-store]", "a tile of int32", "which holds int8",
+                       ".to(tl.int8)"))
 
 
 # ------------------------------------------------------------------ atomic_cas operand types

@@ -1862,11 +1862,13 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
     def check_slot_store(self, ptr: Data, node: K.Op) -> None:
         """A ``tl.store`` into a whole slot field (``local_ptr(slot.f)``) stores a tile of the
         field's slot shape and dtype: the lowering writes it with Gluon's shared-memory store,
-        which takes neither another shape nor another dtype (Triton's own store would broadcast
-        and cast, Gluon's compile refuses), so a tile whose shape or dtype the frontend knows
-        and that differs is refused here, at the store, instead of verified and then not
-        compiled. What the frontend does not follow (the dtype of a tile loaded from global
-        memory where no DEFAULT_CONFIG signature types its pointer) is not checked."""
+        which takes no other shape (Triton's own store would broadcast; Gluon's compile
+        refuses), so a tile whose shape the frontend knows and that differs is refused here, at
+        the store, instead of verified and then not compiled. A tile of another dtype the
+        frontend knows is refused too, asking for the cast (Triton's store would convert; the
+        language has the conversion written out, so that a narrowing one is seen); one whose
+        dtype it does not follow (a tile loaded from global memory where no DEFAULT_CONFIG
+        signature types its pointer) the lowering converts, as tl.store does."""
         value = node.args[1] if len(node.args) > 1 else node.kw("value")
         if value is None or len(ptr.slots) != 1 or ptr.buffers or ptr.lost:
             return
@@ -1894,8 +1896,9 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         dt = self.tile_dtype(value)
         if dt is not None and (dims or not exact) and dt != buf.dtype:
             raise self.err(f"`{self.src(node)}` stores a tile of {dt} into {where}, which holds "
-                           f"{buf.dtype}: the lowered shared-memory store does not convert "
-                           f"(Gluon refuses the compile); cast it first (`.to(tl."
+                           f"{buf.dtype}: a store into a slot field stores the field's dtype "
+                           f"(where Triton's tl.store would convert, the conversion is written "
+                           f"out, so that a narrowing one is seen); cast it first (`.to(tl."
                            f"{_TL_DTYPE.get(buf.dtype, buf.dtype)})`)", node, check="bad-store")
 
     def loaded_slot_shape(self, e: K.Expr) -> Optional[tuple]:
