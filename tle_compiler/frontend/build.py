@@ -140,7 +140,6 @@ class Module:
         self.text = text
         self.tree = parse_python(text, path)
         self.scope = module_scope(self.tree, path)
-        self._identifiers: Optional[frozenset] = None
         self._locals: Optional[frozenset] = None
         self.consts: dict[str, Union[int, float]] = dict(self.scope.constants)
         #: local name -> (module file, imported name or None for the module itself, import line)
@@ -279,9 +278,7 @@ class Module:
     def identifiers(self) -> frozenset:
         """Every identifier the file spells (names, parameters, functions, attributes of none):
         the builder's generated KIR names step over them."""
-        if self._identifiers is None:
-            self._identifiers = _identifiers(self.tree)
-        return self._identifiers
+        return _identifiers(self.tree)
 
     @property
     def function_locals(self) -> frozenset:

@@ -220,6 +220,8 @@ class Source:
         self.index: dict[Optional[str], dict[tuple[int, int], list[ast.AST]]] = {}
         # the places of the values `return` statements return, by file (:meth:`returned`)
         self.returns: dict[Optional[str], dict[tuple[int, int], ast.AST]] = {}
+        # the identifiers each file spells (:meth:`spelt`)
+        self.names: dict[Optional[str], set[str]] = {}
 
     def at(self, loc: Loc) -> list[ast.AST]:
         f = loc.file
@@ -264,11 +266,10 @@ class Source:
         """Whether the file of ``loc`` spells the identifier ``name`` anywhere (a variable the
         builder made, ``q__1`` of a tuple's item, is spelt nowhere)."""
         self.at(loc)
-        ids = self.index.get(("ids", loc.file))
+        ids = self.names.get(loc.file)
         if ids is None:
-            ids = {n.id for nodes in self.index.get(loc.file, {}).values() for n in nodes
-                   if isinstance(n, ast.Name)}
-            self.index[("ids", loc.file)] = ids  # type: ignore[index]
+            ids = self.names[loc.file] = {n.id for nodes in self.index[loc.file].values()
+                                          for n in nodes if isinstance(n, ast.Name)}
         return name in ids
 
 
@@ -2908,7 +2909,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             xs = [self.python_int(a, used) for a in node.args]
             if None not in xs and xs[1] != 0:
                 self.refuse_untensorable((xs[0] + xs[1] - 1) // xs[1], used,
-                                         f"`{self.src(node)}`, a jit function of numbers,", node)
+                                         lambda: f"`{self.src(node)}`, a jit function of "
+                                                 f"numbers,", node)
         num = self.binop("+", x, self.binop("-", div, one, node), node)
         if isinstance(node, K.Op) and len(node.args) == 2:
             # ... and adds `div - 1` in i32 first: `tl.cdiv(q, -1)` at q = -2147483648 wraps

@@ -20,7 +20,7 @@ again specialised to the values it is compiled with, where the number decides.
 from __future__ import annotations
 
 import ast
-from typing import Callable, Optional, Union
+from typing import Callable, Optional
 
 from ..ir import kernel as K
 from ..ir.big_ints import ArithmeticRefusal, NumberTooWide, PythonRaises, int_op, number_text
@@ -291,14 +291,14 @@ class PythonNumbers:
                            f"write it as a number of the type", e,
                            check="unsupported-expression")
 
-    def refuse_untensorable(self, value: Optional[int], used: set,
-                            what: Union[str, Callable[[], str]], node) -> None:
-        """Refuse the kernel where Triton 3.6 makes a tensor of the integer ``value`` (``what``
+    def refuse_untensorable(self, value: Optional[int], used: set, what: Callable[[], str],
+                            node) -> None:
+        """Refuse the kernel where Triton 3.6 makes a tensor of the integer ``value`` (``what()``
         says where: a plain assignment, a jit function's result) and cannot: outside [-2**63,
         2**64). Read from DEFAULT_CONFIG's constexprs (``used``), a check in SPECIALIZABLE."""
         if value is None or tensor_holds(value):
             return
-        what = what() if callable(what) else what
+        what = what()
         if used:
             given = ", ".join(f"{n} = {self.k.config_values.get(n)!r}" for n in sorted(used))
             raise self.err(f"{what} makes a tensor of the integer {number_text(value)} with {given} "

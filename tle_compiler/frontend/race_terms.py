@@ -943,5 +943,6 @@ def symbols(t) -> frozenset[str]:
         todo += [z3.Z3_get_app_arg(ctx, app, k) for k in range(n)]
     if len(_SYMBOLS) >= _SYMBOLS_KEPT:
         _SYMBOLS.clear()
-    _SYMBOLS[key] = (t, frozenset(out))
-    return _SYMBOLS[key][1]
+    found = frozenset(out)
+    _SYMBOLS[key] = (t, found)
+    return found

@@ -34,8 +34,8 @@ from typing import Optional
 from ..ir import kernel as K
 from ..ir.promotion import computation_type
 from .race_casts import CASTS, fill_type, target_of
-from .race_terms import (COMPOSED, INTEGER_TYPES, REBOUND, SAME_VALUE, Instance, Integers, Model,
-                         _at, item_of, loop_of, single_value)
+from .race_terms import (COMPOSED, INTEGER_TYPES, NARROW_CASTS, REBOUND, SAME_VALUE, Instance,
+                         Integers, Model, _at, item_of, loop_of, single_value)
 
 I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
 
@@ -46,10 +46,10 @@ I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
 CONST, I32, U32, ANY, WIDE, UNKNOWN = ("const", "i32", "u32", "any", "64", "unknown")
 _ORDER = (CONST, I32, U32, ANY, WIDE, UNKNOWN)
 
-#: the narrow kinds: (least value, greatest value, the modulus their arithmetic wraps at);
-#: int1 is unsigned in Triton
-NARROWS = {"int1": (0, 1, 2), "int8": (-128, 127, 2 ** 8), "uint8": (0, 255, 2 ** 8),
-           "int16": (-2 ** 15, 2 ** 15 - 1, 2 ** 16), "uint16": (0, 2 ** 16 - 1, 2 ** 16)}
+#: the narrow kinds: (least value, greatest value, the modulus their arithmetic wraps at), the
+#: ranges of race_terms.NARROW_CASTS; int1 is unsigned in Triton, its arithmetic wraps at 2
+#: (a cast to it, NARROW_CASTS' None, is whether the value is nonzero)
+NARROWS = {t: (lo, hi, mod or 2) for t, (lo, hi, mod) in NARROW_CASTS.items() if t != "uint32"}
 
 #: ops whose value is an int32 (the others the model does not read are ANY)
 _INT32_OPS = ("tl.arange", "tl.program_id", "tl.num_programs")
@@ -112,11 +112,12 @@ def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: boo
 
 def _wrapped(model: Model, value, inst: Instance, bounds: Optional[tuple[int, int]],
              modulus: int = 2 ** 32):
-    """``value`` with a multiple of ``modulus`` (``2 ** 32``; a narrow type's ``2 ** 8`` or ``2 **
-    16``) taken off, the result in ``bounds``; None: either none taken off (a 64-bit value) or the
-    result in int32 or uint32 (a value of unknown width). The wrapped value of one term in one type is one number, so a term wrapped again (a
-    kernel-body value both accesses read, an expression spelt twice) reuses its unknown: one
-    multiple, not one per use, which z3 would have to find equal."""
+    """``value`` with a multiple of ``modulus`` (``2 ** 32``; a narrow type's ``2 ** 8`` or
+    ``2 ** 16``) taken off, the result in ``bounds``; None: either none taken off (a 64-bit
+    value) or the result in int32 or uint32 (a value of unknown width). The wrapped value of one
+    term in one type is one number (``bounds`` name the type, and with it ``modulus``), so a
+    term wrapped again (a kernel-body value both accesses read, an expression spelt twice)
+    reuses its unknown: one multiple, not one per use, which z3 would have to find equal."""
     key = (value.get_id(), bounds)
     hit = model.wraps.get(key)
     if hit is None:

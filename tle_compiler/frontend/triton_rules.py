@@ -1049,23 +1049,11 @@ class TritonRules:
             if et == PY_INT:
                 n = self.static_int(self.eval_quiet(e)) if not isinstance(e, K.Const) \
                     else e.value
-                et = self.number_tensor_dtype(n) if isinstance(n, int) else None
+                et = python_number_type(int(n)) if isinstance(n, int) else None
             if et is None or et not in INTEGER_TYPES:
                 return None
             t = computation_type(t, et)
         return t
-
-    @staticmethod
-    def number_tensor_dtype(n: int) -> Optional[str]:
-        """The type Triton 3.6 makes a tensor of the Python integer ``n`` in (``to_tensor``):
-        int32, uint32 in [2 ** 31, 2 ** 32), int64, uint64 in [2 ** 63, 2 ** 64); None past."""
-        if -2 ** 31 <= n < 2 ** 31:
-            return "int32"
-        if 0 <= n < 2 ** 32:
-            return "uint32"
-        if -2 ** 63 <= n < 2 ** 63:
-            return "int64"
-        return "uint64" if 0 <= n < 2 ** 64 else None
 
     # -- Triton's integer type of a scalar ----------------------------------------------------
     #: BinOp operators whose result has the operands' promoted integer type (Triton's
@@ -1122,7 +1110,7 @@ class TritonRules:
         if not isinstance(v, Aff):
             return None
         if v.expr.is_const and not v.wide:
-            return self.number_tensor_dtype(v.expr.const)
+            return python_number_type(int(v.expr.const))
         t = "int64" if I64 in v.wide else None
         sig = self.k.config_signature
         for x in (v.expr.variables | v.wide) - {I64}:
@@ -1158,7 +1146,7 @@ class TritonRules:
             return t if t in INTEGER_TYPES else None
         if isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1:
             n = self.literal_int(e.args[0])
-            return self.number_tensor_dtype(n) if n is not None else None
+            return python_number_type(int(n)) if n is not None else None
         dt = self.tile_dtype(e, seen)
         if dt is not None:
             return dt if dt in INTEGER_TYPES else None

@@ -220,6 +220,11 @@ def reduced_type(name: str, t: Optional[str]) -> Optional[str]:
     return t
 
 
+def float_bits(t: Optional[str]) -> Optional[int]:
+    """The width of the floating-point type ``t`` (a Gluon dtype name), None for any other."""
+    return _FLOATS.get(t) if t else None
+
+
 def python_number_type(x) -> Optional[str]:
     """The type Triton's to_tensor gives the Python number ``x`` (a bool int1, an int int32 /
     uint32 / int64 / uint64 by its range, a float float32); None for anything else."""

@@ -7,13 +7,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-
-def float_bits(t: Optional[str]) -> Optional[int]:
-    """The width of floating-point type ``t`` (a Gluon dtype name), None for any other."""
-    if not t or not t.startswith(("float", "bfloat", "fp8")):
-        return None
-    return 8 if t.startswith(("float8", "fp8")) else {"bfloat16": 16, "float16": 16, "float32": 32,
-                                                      "float64": 64}.get(t)
+from ..ir.promotion import float_bits
 
 
 def rounding_refusal(kwargs: dict, src: Optional[str], dst: Optional[str]) -> Optional[str]:
