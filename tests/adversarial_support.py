@@ -276,3 +276,14 @@ def triton_refuses(tmp_path, monkeypatch, stmt: str, tag: str) -> bool:
     """Whether Triton refuses ``stmt`` in ``TRITON``."""
     source = TRITON.replace("STMT", "".join(f"    {line}\n" for line in stmt.splitlines()))
     return triton_compile_error(tmp_path, monkeypatch, source, tag) is not None
+
+
+def judged_as_triton(tmp_path, capsys, monkeypatch, stmt: str, tag: str, refused: bool,
+                     want) -> str:
+    """``stmt`` in the reader's window (:func:`reader_does`): first, whether plain Triton
+    refuses it is ``refused`` (the oracle the verdict is held to); then tle-dump's verdict on it
+    is ``want`` (:func:`expect`). Returns tle-dump's stderr."""
+    assert triton_refuses(tmp_path, monkeypatch, stmt, tag) is refused
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, want)
+    return err

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 import pytest
 
-from .adversarial_support import dump, expect, reader_does, ring, stored_after
+from .adversarial_support import dump, expect, judged_as_triton, reader_does, ring, stored_after
 from .test_adversarial_verdicts_26 import triton_refuses
 
 
@@ -85,17 +85,15 @@ def test_the_element_type_of_a_name_bound_to_a_loaded_tile_is_followed(tmp_path,
     """Before: verified. Triton 3.6 refuses the math of that element type, through a name as in
     place."""
     text = _stored(stmt)
-    assert triton_refuses(tmp_path, monkeypatch, text, "r36_name_dtype")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", "Triton 3.6 refuses it", "Expected dtype",
-                       "[unsupported-expression]"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r36_name_dtype", True,
+                     ("rejected", "Triton 3.6 refuses it", "Expected dtype",
+                      "[unsupported-expression]"))
 
 
 def test_math_of_fp32_behind_a_name_is_still_verified(tmp_path, capsys, monkeypatch):
     text = _stored("x = t.to(tl.float64)\nu = tl.exp2(x * 2.0)")
-    assert not triton_refuses(tmp_path, monkeypatch, text, "r36_name_fp64")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, "verified")
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r36_name_fp64", False,
+                     "verified")
 
 
 # ----------------------------------------------- bug 2: a libdevice call lowered by its last name
@@ -129,10 +127,9 @@ def test_a_loop_making_an_integer_a_float_is_rejected(tmp_path, capsys, monkeypa
     """Before: verified. Triton 3.6: "Loop-carried variable u has initial type int32 but is
     re-assigned to fp32 in loop"."""
     text = _stored(stmt, "t + u")
-    assert triton_refuses(tmp_path, monkeypatch, text, "r36_carried")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", "is a scalar int before the loop", "float",
-                       "refuses a name whose type a loop or a branch", "[unsupported-expression]"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r36_carried", True,
+                     ("rejected", "is a scalar int before the loop", "float",
+                      "refuses a name whose type a loop or a branch", "[unsupported-expression]"))
 
 
 @pytest.mark.parametrize("stmt", [
@@ -142,9 +139,8 @@ def test_a_loop_making_an_integer_a_float_is_rejected(tmp_path, capsys, monkeypa
 ])
 def test_a_loop_keeping_its_types_is_verified(tmp_path, capsys, monkeypatch, stmt):
     text = _stored(stmt, "t + u")
-    assert not triton_refuses(tmp_path, monkeypatch, text, "r36_carried_ok")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, "verified")
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r36_carried_ok", False,
+                     "verified")
 
 
 # --------------------------------------------------------------- checked and found right
@@ -167,9 +163,8 @@ def test_unlowered_language_features_are_refused_in_their_own_name(tmp_path, cap
 def test_a_transpose_of_a_3d_tensor_is_verified(tmp_path, capsys, monkeypatch, dims):
     text = (f"u = tl.trans(tl.reshape(t, (4, 4, 4)){dims})\n"
             "tl.store(y_ptr + tl.arange(0, 64), tl.reshape(u, (64,)))")
-    assert not triton_refuses(tmp_path, monkeypatch, text, "r36_trans3")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, "verified")
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r36_trans3", False,
+                     "verified")
 
 
 def test_a_kernel_file_with_a_bom_and_crlf_line_endings_is_verified(tmp_path, capsys):

@@ -83,8 +83,7 @@ from __future__ import annotations
 
 import pytest
 
-from .adversarial_support import dump, expect, reader_does, stored_after
-from .test_adversarial_verdicts_26 import triton_refuses
+from .adversarial_support import dump, expect, judged_as_triton, reader_does, stored_after
 
 
 
@@ -104,10 +103,9 @@ def test_an_int32_made_an_int64_is_rejected(tmp_path, capsys, monkeypatch, stmt)
     """Before: verified. Triton 3.6: "Loop-carried variable u has initial type int32 but is
     re-assigned to int64 in loop" ("... the then block redefines it as int64[]")."""
     text = stored_after(stmt)
-    assert triton_refuses(tmp_path, monkeypatch, text, "r37_carried_i64")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", "is a scalar int (int32) before the", "a scalar int (int64)",
-                       "refuses a name whose type a loop or a branch", "[unsupported-expression]"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r37_carried_i64", True,
+                     ("rejected", "is a scalar int (int32) before the", "a scalar int (int64)",
+                      "refuses a name whose type a loop or a branch", "[unsupported-expression]"))
 
 
 @pytest.mark.parametrize("stmt", [
@@ -120,9 +118,8 @@ def test_an_int32_made_an_int64_is_rejected(tmp_path, capsys, monkeypatch, stmt)
 ])
 def test_a_loop_keeping_its_integer_width_is_verified(tmp_path, capsys, monkeypatch, stmt):
     text = stored_after(stmt)
-    assert not triton_refuses(tmp_path, monkeypatch, text, "r37_carried_ok")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, "verified")
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r37_carried_ok", False,
+                     "verified")
 
 
 # ----------------------------------------------------- bug 2: a huge tl.static_range
@@ -165,10 +162,9 @@ def test_a_static_range_within_the_bound_is_verified(tmp_path, capsys, stmt):
 def test_a_cdiv_of_a_float_is_rejected(tmp_path, capsys, monkeypatch, stmt):
     """Before: verified. Triton 3.6's cdiv is `(x + (div - 1)) // div`: "unexpected type
     fp32"; the lowering's gl.cdiv fails alike."""
-    assert triton_refuses(tmp_path, monkeypatch, stmt, "r37_cdiv")
-    code, err = dump(tmp_path, capsys, reader_does(stmt))
-    expect(code, err, ("rejected", "tl.cdiv computes", "unexpected type fp32",
-                       "[unsupported-expression]"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, stmt, "r37_cdiv", True,
+                     ("rejected", "tl.cdiv computes", "unexpected type fp32",
+                      "[unsupported-expression]"))
 
 
 @pytest.mark.parametrize("stmt", [
@@ -177,9 +173,8 @@ def test_a_cdiv_of_a_float_is_rejected(tmp_path, capsys, monkeypatch, stmt):
     "u = tl.cdiv(C, 2.5)\ntl.store(y_ptr + tl.arange(0, 64), t + u)",
 ])
 def test_a_cdiv_of_integers_or_of_numbers_is_verified(tmp_path, capsys, monkeypatch, stmt):
-    assert not triton_refuses(tmp_path, monkeypatch, stmt, "r37_cdiv_ok")
-    code, err = dump(tmp_path, capsys, reader_does(stmt))
-    expect(code, err, "verified")
+    judged_as_triton(tmp_path, capsys, monkeypatch, stmt, "r37_cdiv_ok", False,
+                     "verified")
 
 
 # ------------------------------------ bug 4: the element type of x.cast(...) / tl.cast(x, ...)
@@ -193,10 +188,9 @@ def test_math_of_a_cast_tile_is_checked(tmp_path, capsys, monkeypatch, stmt):
     """Before: verified. Triton 3.6: "Expected dtype ['fp32', 'fp64'] but got fp16" (the
     frontend followed the element type of `x.to(...)` only)."""
     text = stored_after(stmt, "u")
-    assert triton_refuses(tmp_path, monkeypatch, text, "r37_cast_math")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", "Triton 3.6 refuses it", "Expected dtype",
-                       "[unsupported-expression]"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r37_cast_math", True,
+                     ("rejected", "Triton 3.6 refuses it", "Expected dtype",
+                      "[unsupported-expression]"))
 
 
 def test_a_member_math_call_of_a_cast_fp16_tile_is_rejected(tmp_path, capsys, monkeypatch):
@@ -206,11 +200,10 @@ def test_a_member_math_call_of_a_cast_fp16_tile_is_rejected(tmp_path, capsys, mo
     lowering refuses it; the frontend refuses it as it refuses tl.exp2 of fp16, its message saying
     so (round 38: it said "Triton 3.6 refuses it")."""
     text = stored_after("u = t.cast(tl.float16).exp2()", "u")
-    assert not triton_refuses(tmp_path, monkeypatch, text, "r37_member_exp2")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", "`t.cast(tl.float16).exp2()`", "skips the element-type check",
-                       "the lowering's gl.exp2 refuses it", "Expected dtype",
-                       "[unsupported-expression]"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r37_member_exp2", False,
+                     ("rejected", "`t.cast(tl.float16).exp2()`", "skips the element-type check",
+                      "the lowering's gl.exp2 refuses it", "Expected dtype",
+                      "[unsupported-expression]"))
 
 
 @pytest.mark.parametrize("stmt", [
@@ -221,10 +214,9 @@ def test_a_loop_changing_a_type_by_cast_is_rejected(tmp_path, capsys, monkeypatc
     """Before: verified; Triton 3.6: "Loop-carried variable u has initial type int32 but is
     re-assigned to int64 in loop"."""
     text = stored_after(stmt)
-    assert triton_refuses(tmp_path, monkeypatch, text, "r37_cast_carried")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", "before the loop", "refuses a name whose type a loop",
-                       "[unsupported-expression]"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r37_cast_carried", True,
+                     ("rejected", "before the loop", "refuses a name whose type a loop",
+                      "[unsupported-expression]"))
 
 
 @pytest.mark.parametrize("stmt", [
@@ -235,9 +227,8 @@ def test_a_loop_changing_a_type_by_cast_is_rejected(tmp_path, capsys, monkeypatc
 ])
 def test_a_cast_triton_compiles_is_verified(tmp_path, capsys, monkeypatch, stmt):
     text = stored_after(stmt, "t + u")
-    assert not triton_refuses(tmp_path, monkeypatch, text, "r37_cast_ok")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, "verified")
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r37_cast_ok", False,
+                     "verified")
 
 
 # ------------------------------ bug 5: x.cast's bitcast and rounding mode, as x.to's are checked
@@ -256,9 +247,8 @@ def test_a_cast_triton_refuses_is_rejected(tmp_path, capsys, monkeypatch, stmt, 
     """Before: verified (the checks of `x.to(..., bitcast=True)` and of its rounding mode did
     not read tl.cast, which `x.cast(...)` is); Triton 3.6 refuses each."""
     text = stored_after(stmt, "u")
-    assert triton_refuses(tmp_path, monkeypatch, text, "r37_cast_bad")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", *words))
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r37_cast_bad", True,
+                     ("rejected", *words))
 
 
 # ---------------------- bug 6: float conversions Triton accepts and its backend cannot lower
@@ -276,10 +266,9 @@ def test_a_rounding_toward_zero_the_backend_lacks_is_rejected(tmp_path, capsys, 
     """Before: verified (and its TTGIR compiles); Triton 3.6's LLVM lowering fails
     ("Unsupported rounding mode for conversion")."""
     text = stored_after(stmt, "u")
-    assert triton_refuses(tmp_path, monkeypatch, text, "r37_rtz")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", "fp_downcast_rounding='rtz'", "has no such conversion",
-                       "[lowering]"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r37_rtz", True,
+                     ("rejected", "fp_downcast_rounding='rtz'", "has no such conversion",
+                      "[lowering]"))
 
 
 @pytest.mark.parametrize("stmt", [
@@ -290,9 +279,8 @@ def test_a_rounding_toward_zero_the_backend_lacks_is_rejected(tmp_path, capsys, 
 def test_a_conversion_between_fp8_and_float64_is_rejected(tmp_path, capsys, monkeypatch, stmt):
     """Before: verified; Triton 3.6's LLVM lowering fails ("Unsupported conversion")."""
     text = stored_after(stmt, "u")
-    assert triton_refuses(tmp_path, monkeypatch, text, "r37_fp8_fp64")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", "converts no fp8 type to or from float64", "[lowering]"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r37_fp8_fp64", True,
+                     ("rejected", "converts no fp8 type to or from float64", "[lowering]"))
 
 
 @pytest.mark.parametrize("stmt", [
@@ -304,9 +292,8 @@ def test_a_conversion_between_fp8_and_float64_is_rejected(tmp_path, capsys, monk
 ])
 def test_a_rounding_the_backend_has_is_verified(tmp_path, capsys, monkeypatch, stmt):
     text = stored_after(stmt, "u")
-    assert not triton_refuses(tmp_path, monkeypatch, text, "r37_round_ok")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, "verified")
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r37_round_ok", False,
+                     "verified")
 
 
 # ------------------------- bug 7: a member of a tl.static_range variable (a Python int)
@@ -320,9 +307,8 @@ def test_a_member_of_a_static_range_variable_is_rejected(tmp_path, capsys, monke
                                                          member):
     """Before: verified. Triton 3.6 unrolls the loop binding the variable to a Python int:
     "'int' object has no attribute 'cdiv'" (and the lowered `i.to(gl.int64)` fails alike)."""
-    assert triton_refuses(tmp_path, monkeypatch, stmt, "r37_static_member")
-    code, err = dump(tmp_path, capsys, reader_does(stmt))
-    expect(code, err, ("rejected", "the constexpr `i", "[unsupported-expression]"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, stmt, "r37_static_member", True,
+                     ("rejected", "the constexpr `i", "[unsupported-expression]"))
 
 
 @pytest.mark.parametrize("stmt", [
@@ -332,9 +318,8 @@ def test_a_member_of_a_static_range_variable_is_rejected(tmp_path, capsys, monke
 ])
 def test_a_member_of_a_tensor_loop_value_is_verified(tmp_path, capsys, monkeypatch, stmt):
     """A name a plain assignment binds is a tensor in Triton 3.6, and so is a range variable."""
-    assert not triton_refuses(tmp_path, monkeypatch, stmt, "r37_static_member_ok")
-    code, err = dump(tmp_path, capsys, reader_does(stmt))
-    expect(code, err, "verified")
+    judged_as_triton(tmp_path, capsys, monkeypatch, stmt, "r37_static_member_ok", False,
+                     "verified")
 
 
 # ------------------------- bug 8: the two branches of an `if` binding a new name to two types
@@ -349,10 +334,9 @@ def test_branches_binding_a_name_to_two_types_are_rejected(tmp_path, capsys, mon
     """Before: verified (only a name bound before the `if` was compared with each branch).
     Triton 3.6: "Mismatched type for u between then block (int64) and else block (int32)"."""
     text = stored_after(stmt)
-    assert triton_refuses(tmp_path, monkeypatch, text, "r37_branches")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", "by the then branch of the `if`", "by its else branch",
-                       "Mismatched type for u", "[unsupported-expression]"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r37_branches", True,
+                     ("rejected", "by the then branch of the `if`", "by its else branch",
+                      "Mismatched type for u", "[unsupported-expression]"))
 
 
 @pytest.mark.parametrize("stmt", [
@@ -363,6 +347,5 @@ def test_branches_binding_a_name_to_two_types_are_rejected(tmp_path, capsys, mon
 ])
 def test_branches_binding_a_name_to_one_type_are_verified(tmp_path, capsys, monkeypatch, stmt):
     text = stored_after(stmt)
-    assert not triton_refuses(tmp_path, monkeypatch, text, "r37_branches_ok")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, "verified")
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r37_branches_ok", False,
+                     "verified")

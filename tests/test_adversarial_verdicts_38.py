@@ -60,8 +60,7 @@ from __future__ import annotations
 
 import pytest
 
-from .adversarial_support import dump, expect, reader_does, stored_after
-from .test_adversarial_verdicts_26 import triton_refuses
+from .adversarial_support import dump, expect, judged_as_triton, reader_does, stored_after
 from .test_global_races import ring
 
 RACE = ("rejected", "[memory-race]", "can reach the same global address")
@@ -188,10 +187,9 @@ def test_an_int64_loop_variable_carried_into_an_int32_is_rejected(tmp_path, caps
     """Before: verified. Triton 3.6: "Loop-carried variable u has initial type int32 but is
     re-assigned to int64 in loop"."""
     text = stored_after(stmt)
-    assert triton_refuses(tmp_path, monkeypatch, text, "r38_i64_range")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", "is a scalar int (int32) before the", "a scalar int (int64)",
-                       "[unsupported-expression]"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r38_i64_range", True,
+                     ("rejected", "is a scalar int (int32) before the", "a scalar int (int64)",
+                      "[unsupported-expression]"))
 
 
 @pytest.mark.parametrize("stmt", [
@@ -201,9 +199,8 @@ def test_an_int64_loop_variable_carried_into_an_int32_is_rejected(tmp_path, caps
 ])
 def test_a_loop_variable_of_the_carried_width_is_verified(tmp_path, capsys, monkeypatch, stmt):
     text = stored_after(stmt)
-    assert not triton_refuses(tmp_path, monkeypatch, text, "r38_i64_range_ok")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, "verified")
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r38_i64_range_ok", False,
+                     "verified")
 
 
 # ---------------------------------------------------------------- messages of member calls
@@ -214,20 +211,18 @@ def test_a_member_math_call_of_fp16_names_the_lowering(tmp_path, capsys, monkeyp
     """Triton 3.6 compiles `x.sqrt()` of an fp16 tile (the member skips _check_dtype); the
     lowering's gl.sqrt refuses it, and the message says which refuses it."""
     text = stored_after(f"u = t.to(tl.float16).{member}()", "u")
-    assert not triton_refuses(tmp_path, monkeypatch, text, "r38_member_math")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", f"`t.to(tl.float16).{member}()`",
-                       f"member `.{member}()` skips the element-type check",
-                       f"the lowering's gl.{member} refuses it", "[unsupported-expression]"))
+    err = judged_as_triton(tmp_path, capsys, monkeypatch, text, "r38_member_math", False,
+                           ("rejected", f"`t.to(tl.float16).{member}()`",
+                            f"member `.{member}()` skips the element-type check",
+                            f"the lowering's gl.{member} refuses it", "[unsupported-expression]"))
     assert "Triton 3.6 refuses it" not in err
 
 
 def test_the_tl_form_of_fp16_math_is_what_triton_refuses(tmp_path, capsys, monkeypatch):
     text = stored_after("u = tl.sqrt(t.to(tl.float16))", "u")
-    assert triton_refuses(tmp_path, monkeypatch, text, "r38_tl_math")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", "`tl.sqrt(t.to(tl.float16))`: Triton 3.6 refuses it",
-                       "Expected dtype"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r38_tl_math", True,
+                     ("rejected", "`tl.sqrt(t.to(tl.float16))`: Triton 3.6 refuses it",
+                      "Expected dtype"))
 
 
 @pytest.mark.parametrize("stmt,shown", [

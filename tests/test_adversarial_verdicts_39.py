@@ -47,8 +47,7 @@ from __future__ import annotations
 import pytest
 
 from .adversarial_oracles import triton_compile_error
-from .adversarial_support import TRITON, dump, expect, reader_does
-from .test_adversarial_verdicts_26 import triton_refuses
+from .adversarial_support import TRITON, dump, expect, judged_as_triton, reader_does
 from .test_global_races import ring
 
 STORE = "tl.store(y_ptr + tl.arange(0, 64), (t + u).to(tl.float32))"
@@ -145,9 +144,8 @@ def test_what_triton_refuses_beside_a_carried_name_is_rejected(tmp_path, capsys,
     int32)."""
     stmt, words = OTHER[name]
     text = _stored(stmt)
-    assert triton_refuses(tmp_path, monkeypatch, text, "r39_other")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, ("rejected", words, "[unsupported-expression]"))
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r39_other", True,
+                     ("rejected", words, "[unsupported-expression]"))
 
 
 @pytest.mark.parametrize("stmt", [
@@ -169,9 +167,8 @@ def test_what_triton_refuses_beside_a_carried_name_is_rejected(tmp_path, capsys,
 ])
 def test_a_loop_carried_int_of_one_type_is_verified(tmp_path, capsys, monkeypatch, stmt):
     text = _stored(stmt)
-    assert not triton_refuses(tmp_path, monkeypatch, text, "r39_same")
-    code, err = dump(tmp_path, capsys, reader_does(text))
-    expect(code, err, "verified")
+    judged_as_triton(tmp_path, capsys, monkeypatch, text, "r39_same", False,
+                     "verified")
 
 
 def test_a_value_loaded_through_a_u32_pointer_carried_into_an_int32_is_rejected(
