@@ -54,7 +54,7 @@ _COMPARE_OPS = ("==", "!=", "<", "<=", ">", ">=")
 
 class Integers:
     """Arithmetic on unbounded integers: :class:`Model`'s reading until a check plugs in
-    another (race_wraps.py's fixed-width one, with the same two functions)."""
+    another (race_wraps.py's fixed-width one, with the same functions)."""
 
     @staticmethod
     def settle(model: "Model", e: K.BinOp, a, b, inst: "Instance", where: str):
@@ -71,6 +71,17 @@ class Integers:
     def operand(model: "Model", e: K.Expr, value, inst: "Instance", where: str,
                 cut: bool = False):
         """The value of ``e`` an op that is no ring operation takes: ``value``."""
+        return value
+
+    @staticmethod
+    def in_type(model: "Model", e: K.Expr, value, inst: "Instance", where: str,
+                cut: bool = False):
+        """``value`` computed from ``e`` in ``e``'s type: ``value``."""
+        return value
+
+    @staticmethod
+    def unsigned(model: "Model", e: K.Expr, value, inst: "Instance", where: str):
+        """The value of ``e`` a division or a right shift takes: ``value``."""
         return value
 
     @staticmethod
@@ -831,6 +842,7 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
     c = _number(b)
     if e.op in ("//", "%", ">>") and c is not None:
         a = model.arith.operand(model, e.lhs, a, inst, where)
+        a = model.arith.unsigned(model, e.lhs, a, inst, where)
         if e.op == ">>":
             if not 0 <= c < 64:
                 return model.fresh("shift", inst)
@@ -896,8 +908,12 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
                                 inst, where)
         c = _number(term(model, e.args[1], inst, depth - 1, where))
         if c:
+            # Triton's (x + (c - 1)) // c, the sum in x's type (it wraps)
+            x = e.args[0]
+            s = model.arith.in_type(model, x, a + (c - 1), inst, where)
+            s = model.arith.unsigned(model, x, s, inst, where)
             q = model.fresh("cdiv", inst)
-            inst.constraints.append(z3.Abs(a + (c - 1) - c * q) < abs(c))
+            inst.constraints.append(z3.Abs(s - c * q) < abs(c))
             return q
     return model.fresh(name.replace(".", "_"), inst)
 

@@ -43,8 +43,9 @@ I32_MIN, I32_MAX = -2 ** 31, 2 ** 31 - 1
 #: value of 32 bits or more whose width the model does not know (a load, a reduction): an
 #: int32, a uint32 or a 64-bit value. A value of a type narrower than 32 bits has the type's
 #: name as its kind (:data:`NARROWS`), below I32, its promotion among them Triton's.
-CONST, I32, U32, ANY, WIDE, UNKNOWN = ("const", "i32", "u32", "any", "64", "unknown")
-_ORDER = (CONST, I32, U32, ANY, WIDE, UNKNOWN)
+CONST, I32, U32, ANY, WIDE, U64, UNKNOWN = ("const", "i32", "u32", "any", "64", "u64", "unknown")
+#: (uint64 after int64: Triton promotes int64 beside uint64 to uint64)
+_ORDER = (CONST, I32, U32, ANY, WIDE, U64, UNKNOWN)
 
 #: the narrow kinds: (least value, greatest value, the modulus their arithmetic wraps at), the
 #: ranges of race_terms.NARROW_CASTS; int1 is unsigned in Triton, its arithmetic wraps at 2
@@ -88,8 +89,17 @@ def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: boo
     ``cut``: a cast to int32, which wraps a 64-bit value too."""
     if not model.int32 or _atom(model, e, inst, where):
         return value
+    return in_type(model, e, value, inst, where, cut)
+
+
+def in_type(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: bool = False):
+    """``value``, a ring operation's result on the value of ``e``, wrapped in ``e``'s type as
+    :func:`operand` wraps a value arithmetic made (``tl.cdiv(x, 64)`` adds 63 to ``x`` in
+    ``x``'s type: ``x + 63`` of an int32 ``x`` near ``2 ** 31`` is negative)."""
+    if not model.int32:
+        return value
     k = kind(model, e, inst, where)
-    if k == WIDE and not cut or k == CONST:
+    if k in (WIDE, U64) and not cut or k == CONST:
         return value
     if k == UNKNOWN:
         return model.fresh("opaque", inst)
@@ -110,8 +120,20 @@ def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: boo
     return _wrapped(model, value, inst, (lo, hi))
 
 
+def unsigned(model: Model, e: K.Expr, value, inst: Instance, where: str):
+    """The value of ``e`` (term ``value``, as :func:`operand` gives it) as a ``//``, ``%``,
+    ``>>`` or ``tl.cdiv`` of it reads it: a uint64 in ``[0, 2 ** 64)``. The model keeps a
+    uint64 as the signed value it was cast from (``(t - 1).to(tl.uint64)`` is -1 there), which
+    sums, products and an address agree with modulo ``2 ** 64``; a division or a right shift
+    does not: Triton divides and shifts the unsigned value (``2 ** 64 - 1 >> 60`` is 15, where
+    -1 >> 60 is -1)."""
+    if not model.int32 or kind(model, e, inst, where) != U64:
+        return value
+    return _wrapped(model, value, inst, (0, 2 ** 64 - 1), 2 ** 64, "u64wrap")
+
+
 def _wrapped(model: Model, value, inst: Instance, bounds: Optional[tuple[int, int]],
-             modulus: int = 2 ** 32):
+             modulus: int = 2 ** 32, tag: str = "i32wrap"):
     """``value`` with a multiple of ``modulus`` (``2 ** 32``; a narrow type's ``2 ** 8`` or
     ``2 ** 16``) taken off, the result in ``bounds``; None: either none taken off (a 64-bit
     value) or the result in int32 or uint32 (a value of unknown width). The wrapped value of one
@@ -122,7 +144,7 @@ def _wrapped(model: Model, value, inst: Instance, bounds: Optional[tuple[int, in
     hit = model.wraps.get(key)
     if hit is None:
         z3 = model.z3
-        w = model.fresh("i32wrap", inst)
+        w = model.fresh(tag, inst)
         inst.fresh.pop()  # (appended below, as for a reuse)
         v = value - modulus * w
         if bounds is None:
@@ -196,7 +218,8 @@ def _join(kinds) -> str:
 
 def _number_kind(v: int) -> str:
     """Triton's type of an integer written in a kernel: int32, uint32, else 64-bit."""
-    return I32 if I32_MIN <= v <= I32_MAX else U32 if 0 <= v < 2 ** 32 else WIDE
+    return I32 if I32_MIN <= v <= I32_MAX else U32 if 0 <= v < 2 ** 32 else \
+        U64 if 2 ** 63 <= v < 2 ** 64 else WIDE
 
 
 def _kind(model: Model, e: K.Expr, inst: Instance, where: str, depth: int) -> str:
@@ -260,7 +283,7 @@ def _type_kind(t: Optional[str]) -> str:
     """The kind of a value of the integer type named ``t`` (None, a float: :data:`ANY`; a narrow
     type: its name)."""
     if t in ("int64", "uint64"):
-        return WIDE
+        return WIDE if t == "int64" else U64
     if t in ("int32", "uint32"):
         return I32 if t == "int32" else U32
     return t if t in NARROWS else ANY
@@ -306,25 +329,29 @@ def _name(model: Model, name: str, inst: Instance, where: str, depth: int) -> st
 
 def _several(model: Model, name: str, local: dict, where: str) -> str:
     """A name of several values (a counter, a rebinding), read without its place: 64-bit where
-    any value holds a ``.to(tl.int64)`` or a pointer argument by name, uint32 where one holds a
-    ``.to(tl.uint32)``, else int32."""
+    any value holds a ``.to(tl.int64)`` or a pointer argument by name (uint64 where one holds a
+    ``.to(tl.uint64)`` and none an int64; both: unknown, which a division must not read as
+    either), uint32 where one holds a ``.to(tl.uint32)``, else int32."""
     values = [v for v, _ in local.get(name, [])] if where == "part" else \
         list(local.get(name, []))
     found = I32
+    wide = set()
     for value in values:
         for x in K.walk_expr(value):
             if isinstance(x, K.Name) and x.id in model.pointers:
-                return WIDE
+                return WIDE  # a pointer: its offsets do not wrap, nor are they divided
             if not isinstance(x, K.Op):
                 continue
             t = target_of(x)
             if t in ("int64", "uint64"):
-                return WIDE
+                wide.add(WIDE if t == "int64" else U64)
             if t == "uint32" and found == I32:
                 found = U32
             elif x.name in CASTS and t not in INTEGER_TYPES or x.name not in \
                     COMPOSED + SAME_VALUE + CASTS + _INT32_OPS + ("tl.zeros",):
                 found = ANY  # a loaded value, a reduction, a cast to a type not named here
+    if wide:
+        return wide.pop() if len(wide) == 1 else UNKNOWN
     return found
 
 
