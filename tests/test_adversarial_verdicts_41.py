@@ -15,6 +15,8 @@ Bugs found, one line each:
    (race_wraps.U64) and a division or right shift reads it in ``[0, 2 ** 64)``
    (race_wraps.unsigned). Its other side was a false rejection: the same shift beside a store at
    ``y_ptr - 1``, which it never reaches (15 or 0), was refused.
+   A value loaded through a pointer no signature types (of 32 bits or more, round 38) was read
+   signed there too, though it may be a uint64: now either.
 2. ``tl.cdiv(x, 64)`` was read as ``(x + 63) // 64`` of integers; Triton computes ``x + 63`` in
    ``x``'s type, where it wraps (int32 ``x = 2147483600``: ``-2147483633 // 64``, C's division,
    -33554431), so a race with a store at ``y_ptr - 33554431`` was verified. FIXED: the sum is
@@ -97,6 +99,13 @@ def test_a_u64_table_is_shifted_unsigned(tmp_path, capsys):
     offset = "((tl.load(i_ptr + t) * 0 - 1) >> 60)"
     expect(*dump(tmp_path, capsys, pair(offset, "15", "*u64")), RACE)
     expect(*dump(tmp_path, capsys, pair(offset, "15", "*i64")), "verified")
+
+
+def test_a_table_of_unknown_type_may_be_a_u64(tmp_path, capsys):
+    """Without a signature the table `S` points into may hold uint64 values."""
+    text = ring(after="tl.store(y_ptr + ((tl.load(S + t) * 0 - 1) >> 60), 1.0)",
+                late="tl.store(y_ptr + 15, 2.0)")
+    expect(*dump(tmp_path, capsys, text), RACE)
 
 
 def test_cdiv_adds_in_its_operands_type(tmp_path, capsys, monkeypatch):

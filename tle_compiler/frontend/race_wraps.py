@@ -126,8 +126,18 @@ def unsigned(model: Model, e: K.Expr, value, inst: Instance, where: str):
     uint64 as the signed value it was cast from (``(t - 1).to(tl.uint64)`` is -1 there), which
     sums, products and an address agree with modulo ``2 ** 64``; a division or a right shift
     does not: Triton divides and shifts the unsigned value (``2 ** 64 - 1 >> 60`` is 15, where
-    -1 >> 60 is -1)."""
-    if not model.int32 or kind(model, e, inst, where) != U64:
+    -1 >> 60 is -1). A value of unknown width (:data:`ANY`, a load through a pointer the
+    signature does not type) may be a uint64: the value as it is, or in ``[0, 2 ** 64)``."""
+    if not model.int32:
+        return value
+    k = kind(model, e, inst, where)
+    if k == ANY:
+        z3 = model.z3
+        w = model.fresh("u64wrap", inst)
+        v = value - 2 ** 64 * w
+        inst.constraints.append(z3.Or(w == 0, z3.And(v >= 0, v < 2 ** 64)))
+        return v
+    if k != U64:
         return value
     return _wrapped(model, value, inst, (0, 2 ** 64 - 1), 2 ** 64, "u64wrap")
 
