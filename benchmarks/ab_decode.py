@@ -7,7 +7,9 @@
 
 A variant may also be ``env:NAME=VALUE[,NAME=VALUE ...]`` (e.g.
 ``env:TLE_DECODE_RUN=2,TLE_DECODE_BALANCE=0``): the bundled kernel launched, and checked, with
-those environment variables set, for a launcher choice rather than a kernel change.
+those environment variables set, for a launcher choice rather than a kernel change; or
+``VARIANT.py+env:NAME=VALUE[,...]``: the variant file launched with those variables set (a
+kernel written for one of the launcher's modes, e.g. ``+env:TLE_DECODE_BALANCE=0``).
 
 --kernel names the bundled kernel the variants replace: "seesaw" (tle_kernels/mla_decode_seesaw.py,
 kernel ``mla_decode_seesaw``), "pipe" (mla_decode_pipe.py) or "split-fp8" (the FP8 sparse decode,
@@ -142,9 +144,10 @@ def swapped(mod, name: str, kernel, f, env=None):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("variants", nargs="+",
-                    help="variant files (each a copy of the kernel's module), or "
+                    help="variant files (each a copy of the kernel's module), "
                          "env:NAME=VALUE[,NAME=VALUE ...] (the bundled kernel with those "
-                         "environment variables set)")
+                         "environment variables set), or FILE.py+env:NAME=VALUE[,...] (a "
+                         "variant file with them set)")
     ap.add_argument("--kernel", required=True, choices=list(KERNELS),
                     help="the bundled kernel the variants replace")
     ap.add_argument("--points", nargs="+", default=None,
@@ -170,12 +173,13 @@ def main(argv=None) -> int:
     envs = {"A": {}}
     for i, path in enumerate(args.variants):
         tag = chr(ord("B") + i)
-        m = ENV_VARIANT.fullmatch(path)
-        if m:
-            versions[tag] = versions["A"]
-            envs[tag] = dict(kv.split("=", 1) for kv in m[1].split(","))
-        else:
-            versions[tag], envs[tag] = load_variant(path, kname, f"v{i}"), {}
+        file, _, env = path.partition("+")
+        m = ENV_VARIANT.fullmatch(path) or (ENV_VARIANT.fullmatch(env) if env else None)
+        if env and not m:
+            raise SystemExit(f"{path}: expected FILE.py+env:NAME=VALUE[,NAME=VALUE ...]")
+        envs[tag] = dict(kv.split("=", 1) for kv in m[1].split(",")) if m else {}
+        versions[tag] = (versions["A"] if m and not env
+                         else load_variant(file, kname, f"v{i}"))
         print(f"{tag}: {path}", flush=True)
     anchor = B.load_anchor(args.anchor) if args.anchor else None
     sm_scale = 576 ** -0.5
