@@ -37,7 +37,8 @@ where DEFAULT_CONFIG types the pointers).
 
 Left open: a 64-bit offset past ``2 ** 63`` (``(t.to(tl.int64) + 1) * 2 ** 62 * 4``, which Triton
 folds to 0) is read as the integer, not wrapped modulo ``2 ** 64``; such an offset is past any
-allocation unless it wraps back into one.
+allocation unless it wraps back into one. (Fixed in round 42:
+tests/test_adversarial_verdicts_42.py.)
 """
 
 from __future__ import annotations

@@ -174,9 +174,15 @@ def test_the_signature_says_which_arguments_are_integers(tmp_path, capsys):
 
 
 def test_a_64_bit_integer_argument_does_not_wrap(tmp_path, capsys):
-    """S typed i64: S * 67108864 is 64-bit arithmetic, never back at row 0 for S >= 1."""
-    text = bounded(late_pair("S * 67108864"), "S >= 1")
+    """S typed i64: S * 67108864 is 64-bit arithmetic, never back at row 0 for 1 <= S <= 2 **
+    30 (at most 2 ** 56 fp32 elements, 2 ** 58 bytes). Without the upper bound it is, at S =
+    2 ** 36 (adversarial round 42): 2 ** 62 fp32 elements are 2 ** 64 bytes, and the byte
+    address wraps modulo 2 ** 64 (before round 42 this was verified)."""
+    text = bounded(bounded(late_pair("S * 67108864"), "S <= 1073741824"), "S >= 1")
     code, err = dump(tmp_path, capsys, with_signature(text, S="i64"))
     expect(code, err, "verified")
     code, err = dump(tmp_path, capsys, with_signature(text))  # i32: 64 * 2 ** 26 wraps to 0
     expect(code, err, RACE + (WRAPS,))
+    text = bounded(late_pair("S * 67108864"), "S >= 1")
+    code, err = dump(tmp_path, capsys, with_signature(text, S="i64"))
+    expect(code, err, RACE + ("the byte address wraps around modulo 2 ** 64",))

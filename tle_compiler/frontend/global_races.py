@@ -36,8 +36,9 @@ value to another axis. The model
 is an over-approximation of the addresses each access reaches, so "apart" is proved for every
 value of the arguments. Arguments are taken not to alias one another (two pointer arguments are
 two tensors), and a pointer argument is one a pointer expression adds with coefficient one.
-Int32 sums, differences, products and shifts of an address wrap around as Triton computes them
-(race_wraps.py).
+Int32 sums, differences, products and shifts of an address wrap around as Triton computes them,
+and 64-bit values and byte addresses modulo ``2 ** 64`` where their bounds may leave int64
+(race_wraps.py, race_spans.py).
 
 **Order.** Access A of partition P happens before access B of partition Q when P commits (or
 closes) index i of a pipe after A, and Q waits index i of that pipe before B (the wait returns
@@ -58,8 +59,9 @@ proved, and tle-dump says so (exit 3) rather than verify. Races between differen
 any Triton kernel, and not checked.
 
 The parts: frontend/race_sites.py (where accesses and events stand), race_terms.py (addresses as
-terms), race_strides.py (stride arguments), race_order.py (hand-offs), race_wraps.py (int32
-wraparound); this module pairs the accesses, asks z3 and words the verdict.
+terms), race_strides.py (stride arguments), race_order.py (hand-offs), race_wraps.py and
+race_spans.py (fixed-width wraparound); this module pairs the accesses, asks z3 and words the
+verdict.
 """
 
 from __future__ import annotations
@@ -73,7 +75,8 @@ from .race_order import ordered
 from .race_sites import ATOMIC_PREFIX, collect, pointer_of
 from .race_strides import generic_equal, stride_arguments, unbounded_columns
 from . import race_wraps
-from .race_wraps import element_types, integer_widths, pointer_arguments
+from .race_wraps import (address_wrap, element_bytes, element_types, integer_widths,
+                         pointer_arguments)
 from .race_terms import (REBOUND, SAME_VALUE, VALUES, Instance, Model, access_mask, const_name,
                          branch_conditions, instance, item_of, loop_of, single_value, symbols,
                          term)
@@ -208,6 +211,11 @@ def _first_candidates(model: Model, name: str, inst: Instance, where: str, depth
     return {name} if name in model.params else set()
 
 
+def _power(m: int) -> str:
+    """``m``, a power of two, as ``2 ** k``."""
+    return f"2 ** {m.bit_length() - 1}"
+
+
 def _conflict(a: str, b: str) -> bool:
     return {a, b} not in ({"load"}, {"atomic"})
 
@@ -272,6 +280,7 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
     model.pointers = pointer_arguments(kern, set().union(*(x[3] for x in info)), signature)
     model.widths = integer_widths(signature)
     model.elements = element_types(signature)
+    model.sizes = element_bytes(signature)
     model.based_on = lambda ptr, inst, where: _based_on(model, _candidates(model, ptr, inst, where))
     model.arith = race_wraps  # values in their fixed-width types
     for i, (pa, a, ptr_a, ca) in enumerate(info):
@@ -287,6 +296,11 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             branch_conditions(model, ib)
             # each pointer with its mask's condition (a lane it leaves out accesses nothing)
             ta, tb = access_mask(model, a.op, ia), access_mask(model, b.op, ib)
+            # the two addresses as bytes modulo 2 ** 64: where their offsets may leave the
+            # range in which the terms' equality is the addresses', they meet where the terms
+            # differ by a multiple of 2 ** 64 / size (race_wraps.address_wrap)
+            wrap = address_wrap(model, ptr_a, ia, ptr_b, ib, ca | cb)
+            gap = ta - tb if wrap is None else ta - tb - wrap[1] * wrap[0]
             # a stride only one of the two addresses holds is a number like any other, and so
             # is one a condition, a loop range or another value of the pair reads (`if j < 2 *
             # S`): the columns beside it then depend on it, and may reach past a row
@@ -302,9 +316,10 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             hidden = set().union(*(model.hidden.get(n, set()) for n in
                                    symbols(ta) | symbols(tb) | bound))
             both = (strides & held[0] & held[1]) - bound - {f"a:{n}" for n in hidden}
-            if both and unbounded_columns(z3, ta - tb, both, conditions):
+            if both and unbounded_columns(z3, gap, both, conditions):
                 both = set()
-            meet = generic_equal(z3, ta - tb, both) if both else ta == tb
+            meet = generic_equal(z3, gap, both) if both else (
+                ta == tb if wrap is None else gap == 0)
             def query(*more):
                 """z3 on the pair's constraints, the meeting and ``more`` (the model's facts
                 last: the symbols the terms made): the short :data:`ATTEMPTS`, then one with
@@ -324,10 +339,10 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                 continue  # apart, whatever orders them (no quantifier to decide)
             unordered = (z3.Not(ordered(model, kern, ia, ib, pa, pb)),
                          z3.Not(ordered(model, kern, ib, ia, pb, pa)))
-            # a witness where no int32 arithmetic wraps around first (the plainer one), then
-            # any (race_wraps.py)
+            # a witness where no int32 arithmetic wraps around first (the plainer one), nor
+            # 64-bit arithmetic or an address modulo 2 ** 64, then any (race_wraps.py)
             wraps = [v for v in ia.fresh + ib.fresh
-                     if const_name(z3, v).startswith("i32wrap#")]
+                     if const_name(z3, v).split("#")[0] in ("i32wrap", "i64wrap", "addrwrap")]
             solver, got = query(*unordered, *(v == 0 for v in wraps)) if wraps else (None, None)
             if got != z3.sat:
                 solver, got = query(*unordered)
@@ -347,6 +362,10 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             z = solver.model()
             base = model.sym(f"a:{arg}")
             off = z.eval(ta - base, model_completion=True)
+            if wrap is not None and z.eval(wrap[0], model_completion=True).as_long():
+                # the offset the two share modulo 2 ** 64 / size, in [-m / 2, m / 2)
+                m = wrap[1]
+                off = (off.as_long() + m // 2) % m - m // 2
             # the integer arguments and program ids the two addresses read, at the witness
             named = sorted(n for n in symbols(ta) | symbols(tb)
                            if (n.startswith("a:") and n[2:] not in ca | cb)
@@ -358,10 +377,17 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             given = ", ".join([given] * bool(given) + [
                 f"{n} = {model.constexprs[n]} (constexpr)" for n in read])
             given = f" (with {given})" if given else ""
-            if any(z.eval(v, model_completion=True).as_long() for v in wraps):
+            wrapped = {const_name(z3, v).split("#")[0] for v in wraps
+                       if z.eval(v, model_completion=True).as_long()}
+            if "i32wrap" in wrapped:
                 given += (" where int32 offset arithmetic wraps around (bound the arguments "
                           "with tle.assume, or compute the offsets in int64 with "
                           ".to(tl.int64))")
+            if "i64wrap" in wrapped:
+                given += " where 64-bit offset arithmetic wraps around modulo 2 ** 64"
+            if "addrwrap" in wrapped:
+                given += (f" where the offsets meet modulo {_power(wrap[1])} (the byte address "
+                          f"wraps around modulo 2 ** 64)")
             raise TleError(
                 f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}"
                 f"{_describe(model, z, ia)}) and '{pb.kp.name}' ({b.kind} at line "

@@ -76,9 +76,15 @@ def generic_equal(z3, diff, strides: dict):
 
 
 #: unknowns the model bounds by the terms they are made of (a lane by its range, a quotient by
-#: its dividend, a choice by its operands, a cast by its operand): where those are bounded, so
-#: are they; any other unknown (a loaded value, a name assigned twice) may be any number
-_BOUNDED = ("lane", "quot", "choice", "minmax", "cdiv", "narrow", "wrap", "and", "i32wrap")
+#: its dividend, a choice by its operands, a cast by its operand, a wrap's multiple by the value
+#: it wraps: race_wraps.py): where those are bounded, so are they; any other unknown (a loaded
+#: value, a name assigned twice) may be any number
+_BOUNDED = ("lane", "quot", "choice", "minmax", "cdiv", "narrow", "wrap", "and", "i32wrap",
+            "i64wrap")
+#: the multiple of the modulus a pair's addresses may wrap by (race_wraps.address_wrap): no
+#: column of the tensor but the address space's, the rows beside it not wrapping onto each
+#: other as they do not overlap; the columns agree modulo it
+_ADDRESS = "addrwrap"
 
 
 def unbounded_columns(z3, diff, strides: set, constraints: list) -> bool:
@@ -87,7 +93,7 @@ def unbounded_columns(z3, diff, strides: set, constraints: list) -> bool:
     hold: such a column may be a multiple of a stride (`y + t * S + off` with `off` loaded),
     which no row shows."""
     todo = [x for m in _stride_groups(z3, diff, strides).get((), []) for x in symbols(m)
-            if "#" in x]
+            if "#" in x and x.split("#")[0] != _ADDRESS]
     seen: set = set()
     cons = [(c, symbols(c)) for c in constraints]
     while todo:

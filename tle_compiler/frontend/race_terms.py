@@ -75,7 +75,7 @@ class Integers:
 
     @staticmethod
     def in_type(model: "Model", e: K.Expr, value, inst: "Instance", where: str,
-                cut: bool = False):
+                cut: bool = False, plus: int = 0):
         """``value`` computed from ``e`` in ``e``'s type: ``value``."""
         return value
 
@@ -145,6 +145,9 @@ class Model:
         #: (term id, range) -> (term, its wrap unknown, the wrapped term, their constraints):
         #: race_wraps._wrapped
         self.wraps: dict[tuple, tuple] = {}
+        #: the bytes of an element of each pointer argument a signature types
+        #: (race_wraps.element_bytes): an address wraps modulo 2 ** 64 bytes
+        self.sizes: dict[str, int] = {}
         #: the ids of the int32 range constraints (of integer arguments, of wrapped results:
         #: race_wraps.operand): the stride rule does not count a stride they read as read by
         #: a condition
@@ -910,7 +913,7 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
         if c:
             # Triton's (x + (c - 1)) // c, the sum in x's type (it wraps)
             x = e.args[0]
-            s = model.arith.in_type(model, x, a + (c - 1), inst, where)
+            s = model.arith.in_type(model, x, a + (c - 1), inst, where, plus=c - 1)
             s = model.arith.unsigned(model, x, s, inst, where)
             q = model.fresh("cdiv", inst)
             inst.constraints.append(z3.Abs(s - c * q) < abs(c))

@@ -4,8 +4,11 @@ Triton computes an offset of int32 operands in int32: ``y_ptr + (t + 1) * 671088
 ``y_ptr + 0`` at ``t = 63``, where ``(t + 1) * 67108864`` is ``2 ** 32``. The terms of
 race_terms.py are integers, so each value is read in its type (:func:`kind`):
 
-- 64-bit: a pointer argument (adding an offset to a pointer does not wrap), a ``.to(tl.int64)``,
-  a number past uint32, and arithmetic with any of them: the integer result;
+- 64-bit: a pointer argument, a ``.to(tl.int64)``, a number past uint32, and arithmetic with
+  any of them: the integer result where its bounds (race_spans.span) stay within int64, else
+  that result less a multiple of ``2 ** 64`` where an op that is no ring operation takes it
+  (:func:`in_type`: ``(t.to(tl.int64) + 1) * 2 ** 63 > 0`` is false); an address is the base
+  plus the offset times the element's size modulo ``2 ** 64`` bytes (:func:`address_wrap`);
 - uint32 (a ``.to(tl.uint32)``, a number in ``[2 ** 31, 2 ** 32)``, arithmetic with them and no
   64-bit operand) and int32 (the rest: lanes, program ids, loop variables over int32 ranges,
   integer arguments, which hold int32 values as the verdict states): additions, subtractions,
@@ -92,14 +95,19 @@ def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: boo
     return in_type(model, e, value, inst, where, cut)
 
 
-def in_type(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: bool = False):
+def in_type(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: bool = False,
+            plus: int = 0):
     """``value``, a ring operation's result on the value of ``e``, wrapped in ``e``'s type as
     :func:`operand` wraps a value arithmetic made (``tl.cdiv(x, 64)`` adds 63 to ``x`` in
-    ``x``'s type: ``x + 63`` of an int32 ``x`` near ``2 ** 31`` is negative)."""
+    ``x``'s type: ``x + 63`` of an int32 ``x`` near ``2 ** 31`` is negative). ``plus``: a
+    number ``value`` adds to the value of ``e`` as :func:`operand` gives it (tl.cdiv's
+    ``c - 1``), for the bounds of a 64-bit one (:func:`_in_int64`)."""
     if not model.int32:
         return value
     k = kind(model, e, inst, where)
-    if k in (WIDE, U64) and not cut or k == CONST:
+    if k == WIDE and not cut:
+        return _in_int64(model, e, value, inst, where, plus)
+    if k == U64 and not cut or k == CONST:
         return value
     if k == UNKNOWN:
         return model.fresh("opaque", inst)
@@ -118,6 +126,86 @@ def in_type(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: boo
         if lo <= n <= hi:
             return value
     return _wrapped(model, value, inst, (lo, hi))
+
+
+def _in_int64(model: Model, e: K.Expr, value, inst: Instance, where: str, plus: int):
+    """The 64-bit value of ``e`` (term ``value``) where an op that is no ring operation takes
+    it: Triton's int64 is the integer result modulo ``2 ** 64``, in ``[-2 ** 63, 2 ** 63)``
+    (``(t.to(tl.int64) + 1) * 2 ** 63`` is negative at t = 0, so ``> 0`` is false, ``// 2 **
+    62`` is -2, ``>> 62`` is -2). Where the bounds of the value (race_spans.span) stay within
+    int64 no wrap happens: ``value`` as it is (an offset ``pid.to(tl.int64) * stride`` of int32
+    operands, and z3 has no unknown more); else ``value`` less a multiple of ``2 ** 64``, in
+    int64. A pointer (a comparison of two, a choice of two) is its base plus its offsets: as it
+    is where the offsets stay within int64 (the reading the model has of pointers), else an
+    unknown."""
+    from .race_spans import I64_MAX, I64_MIN, clamp64, inside, span
+
+    s = span(model, e, inst, where)
+    if plus:  # ``value`` is the value taken in int64, plus a number
+        s = clamp64(s)
+        s = (s[0] + plus, s[1] + plus)
+    if inside(s):
+        return value
+    if model.based_on is not None and model.based_on(e, inst, where) & model.pointers:
+        off = span(model, e, inst, where, bases=True)
+        if plus and off is not None:
+            off = (off[0] + plus, off[1] + plus)
+        return value if inside(off) else model.fresh("opaque", inst)
+    return _wrapped(model, value, inst, (I64_MIN, I64_MAX), 2 ** 64, "i64wrap")
+
+
+#: bytes of an element of a pointer whose signature type the model does not know: the widest
+#: scalar (int64, fp64), whose addresses repeat soonest in its offsets (every ``2 ** 61``)
+WIDEST_ELEMENT = 8
+
+
+def address_wrap(model: Model, ptr_a: K.Expr, ia: Instance, ptr_b: K.Expr, ib: Instance,
+                 args: set[str]):
+    """Where two accesses at ``ptr_a`` and ``ptr_b``, off the pointer arguments ``args``, may
+    meet through the wraparound of 64-bit addresses: (an unknown ``w``, the modulus ``m``), the
+    two addresses meeting where their terms differ by ``m * w`` (``w``'s range is added to
+    ``ib``'s constraints); None where their terms meet exactly where the addresses do.
+
+    Triton's address is the base plus the offset times the element's size, modulo ``2 **
+    64``: two offsets off one base reach one byte where they agree modulo ``m = 2 ** 64 /
+    size`` (``y_ptr + 2 ** 62`` of an fp32 ``y_ptr`` is ``y_ptr``). Where the offsets of both
+    (race_spans.span, a pointer argument counted 0) stay in one window of fewer than ``m``
+    values (``[-m / 2, m / 2)``, say) their difference is less than ``m`` apart from zero, and
+    the terms are equal exactly where the addresses are: None. Else ``w`` (``addrwrap``) ranges
+    over the multiples of ``m`` the difference of the offsets' bounds holds (so that z3 rules
+    it out where the columns leave no room), or over any integer where an offset has no bounds.
+    The element's size is the signature's for each argument (``*fp32``: 4), the widest
+    scalar's where it gives none."""
+    from .race_spans import span
+
+    size = max([model.sizes.get(n, WIDEST_ELEMENT) for n in args] or [WIDEST_ELEMENT])
+    m = 2 ** 64 // size
+    sa = span(model, ptr_a, ia, "part", bases=True)
+    sb = span(model, ptr_b, ib, "part", bases=True)
+    if sa is not None and sb is not None and max(sa[1], sb[1]) - min(sa[0], sb[0]) < m:
+        return None
+    w = model.fresh("addrwrap", ib)
+    if sa is not None and sb is not None:
+        ib.constraints += [w >= -((sb[1] - sa[0]) // m), w <= (sa[1] - sb[0]) // m]
+    return w, m
+
+
+def element_bytes(signature: Optional[dict]) -> dict[str, int]:
+    """The bytes of an element of each pointer argument a signature types (``*fp32``: 4,
+    ``*bf16``: 2, ``*fp8e4nv``: 1, ``*i1``: 1): the first number in the type's name, in bits."""
+    out: dict[str, int] = {}
+    for name, t in (signature or {}).items():
+        if not (isinstance(t, str) and t.startswith("*")):
+            continue
+        digits = ""
+        for ch in t[1:]:
+            if ch.isdigit():
+                digits += ch
+            elif digits:
+                break
+        if digits:
+            out[name] = max(1, int(digits) // 8)
+    return out
 
 
 def unsigned(model: Model, e: K.Expr, value, inst: Instance, where: str):
