@@ -2230,11 +2230,33 @@ class FnTranslator:
         if not (isinstance(node, K.Assign) and isinstance(node.value, K.Name)) or not self._frames:
             return False
         x = node.value.id
-        if (self.assign_counts or {}).get(x) != 1 or (self.read_counts or {}).get(x) != 1:
-            return False
         stmts, i, _ = self._frames[-1]
-        return (i < len(stmts) and stmts[i] is node
-                and any(isinstance(st, K.Assign) and st.target == x for st in stmts[:i]))
+        if not (i < len(stmts) and stmts[i] is node):
+            return False
+        if (self.assign_counts or {}).get(x) == 1 and (self.read_counts or {}).get(x) == 1:
+            return any(isinstance(st, K.Assign) and st.target == x for st in stmts[:i])
+        return self._block_local_read_last(x, stmts, i)
+
+    def _block_local_read_last(self, x: str, stmts: tuple, i: int) -> bool:
+        """Whether statement ``i`` of the block ``stmts`` (``name = x``) reads ``x`` for the last
+        time, ``x`` being a local of the block: every assignment of ``x`` in the function is a
+        statement of this block before ``i``, the first of them does not read ``x`` and nothing
+        before it does (so an enclosing loop's next iteration assigns ``x`` before reading it),
+        and nothing after ``i``, in this block or after it in the enclosing blocks, reads ``x``.
+        An inlined helper's accumulator is such a name (``_update9_acc`` assigned by its rescale
+        and its dots, then ``acc = _update9_acc`` where the call returns it)."""
+        def reads(st) -> bool:
+            return any(isinstance(n, K.Name) and n.id == x
+                       for s in K.walk_stmts((st,)) for e in K.stmt_exprs(s)
+                       for n in K.walk_expr(e))
+
+        own = [j for j, st in enumerate(stmts[:i]) if isinstance(st, K.Assign) and st.target == x]
+        if not own or (self.assign_counts or {}).get(x) != len(own):
+            return False
+        if any(reads(st) for st in stmts[:own[0] + 1]):
+            return False
+        later = list(stmts[i + 1:]) + [st for f in self._frames[:-1] for st in f[0][f[1] + 1:]]
+        return not any(reads(st) for st in later)
 
     def body(self, stmts: tuple, path: Optional[str], end=None, line: int = 0) -> None:
         """Translate a block (the statement list at ``path`` in the partition); then a point
@@ -2346,6 +2368,15 @@ class FnTranslator:
         elif var is None or prev is None or prev.kind != "tensor":
             var = self.S.new(self.S.rank[v.var])
             self.name_vars[gen] = var
+        elif isinstance(getattr(node, "value", None), K.Name) \
+                and self.S.rank[v.var] == self.S.rank[var]:
+            # a tensor name bound again to another name (`acc = acc2`; an inlined helper's
+            # returned value, `acc, l_i = update(acc, ...)`): one layout for both, settled
+            # before the soft constraints, so that an operand met first (a row factor's slice
+            # layout beside a loop-carried accumulator) does not give the name another layout
+            # than the wgmma result it is bound to -- a conversion there reads the result, so
+            # it waits for the wgmma in every iteration
+            self.S.anchor_eq(v.var, var)
         sid = self.S.soft_eq(v.var, var)
         converted = self.emitting and sid in self.S.converts
         # the value may be an in-flight wgmma's result; a conversion reads its registers
