@@ -2239,9 +2239,11 @@ class FnTranslator:
 
     def _block_local_read_last(self, x: str, stmts: tuple, i: int) -> bool:
         """Whether statement ``i`` of the block ``stmts`` (``name = x``) reads ``x`` for the last
-        time, ``x`` being a local of the block: every assignment of ``x`` in the function is a
-        statement of this block before ``i``, the first of them does not read ``x`` and nothing
-        before it does (so an enclosing loop's next iteration assigns ``x`` before reading it),
+        time, ``x`` being a local of the block: every assignment of ``x`` in the function is in
+        the statements of this block before ``i`` (nested ones included: an inlined helper's
+        ``if`` that rescales its accumulator), the first statement of the block that names ``x``
+        binds it before any read (an assignment that does not read it, or an ``if`` whose
+        branches both do so: so an enclosing loop's next iteration binds ``x`` before reading it),
         and nothing after ``i``, in this block or after it in the enclosing blocks, reads ``x``.
         An inlined helper's accumulator is such a name (``_update9_acc`` assigned by its rescale
         and its dots, then ``acc = _update9_acc`` where the call returns it)."""
@@ -2250,10 +2252,23 @@ class FnTranslator:
                        for s in K.walk_stmts((st,)) for e in K.stmt_exprs(s)
                        for n in K.walk_expr(e))
 
-        own = [j for j, st in enumerate(stmts[:i]) if isinstance(st, K.Assign) and st.target == x]
-        if not own or (self.assign_counts or {}).get(x) != len(own):
+        def names(st) -> bool:
+            return reads(st) or x in self._count_assigns((st,))
+
+        def binds_first(block) -> bool:
+            # the first statement of ``block`` that names ``x`` binds it before reading it
+            st = next((st for st in block if names(st)), None)
+            if isinstance(st, K.Assign):
+                return st.target == x and not reads(st)
+            if isinstance(st, K.If):
+                return (not any(isinstance(n, K.Name) and n.id == x for n in K.walk_expr(st.cond))
+                        and binds_first(st.then) and binds_first(st.orelse))
             return False
-        if any(reads(st) for st in stmts[:own[0] + 1]):
+
+        first = next((j for j, st in enumerate(stmts[:i]) if names(st)), None)
+        if first is None or not binds_first(stmts[first:i]):
+            return False
+        if (self.assign_counts or {}).get(x) != self._count_assigns(stmts[first:i]).get(x):
             return False
         later = list(stmts[i + 1:]) + [st for f in self._frames[:-1] for st in f[0][f[1] + 1:]]
         return not any(reads(st) for st in later)
@@ -2361,6 +2376,7 @@ class FnTranslator:
         self.name_vars_seen.add(gen)
         var = self.name_vars.get(gen)
         prev = self.env.get(name)
+        moved = self.moves_a_temporary(node)
         if prev is None and self.then_bound.get(gen) is not None \
                 and self.S.rank[self.then_bound[gen]] == self.S.rank[v.var]:
             # first bound in both branches of an ``if``: one variable, so one layout after it
@@ -2368,14 +2384,18 @@ class FnTranslator:
         elif var is None or prev is None or prev.kind != "tensor":
             var = self.S.new(self.S.rank[v.var])
             self.name_vars[gen] = var
-        elif isinstance(getattr(node, "value", None), K.Name) \
-                and self.S.rank[v.var] == self.S.rank[var]:
-            # a tensor name bound again to another name (`acc = acc2`; an inlined helper's
-            # returned value, `acc, l_i = update(acc, ...)`): one layout for both, settled
-            # before the soft constraints, so that an operand met first (a row factor's slice
-            # layout beside a loop-carried accumulator) does not give the name another layout
-            # than the wgmma result it is bound to -- a conversion there reads the result, so
-            # it waits for the wgmma in every iteration
+        if moved and self.S.rank[v.var] == self.S.rank[var]:
+            # a tensor name bound to another name read for the last time here (`acc = acc2`; an
+            # inlined helper's returned value, `acc, l_i = update(acc, ...)`, or a local of the
+            # helper bound to another, `out = acc`): one layout for both, settled before the
+            # soft constraints, so that an operand met first (a row factor's slice layout beside
+            # a loop-carried accumulator) does not give the name another layout than the wgmma
+            # result it takes over -- a conversion there reads the result, so it waits for the
+            # wgmma in every iteration (and a conversion the collecting walk of schedule-wgmma
+            # does not see made the carried sets differ). Not for a name read again later: that
+            # stays an alias of the result, and a wait of two aliases (two dependencies of one
+            # value) makes ptxas serialise every wgmma of the kernel (C7514); converted, the
+            # wait is at the conversion, of the one value
             self.S.anchor_eq(v.var, var)
         sid = self.S.soft_eq(v.var, var)
         converted = self.emitting and sid in self.S.converts
@@ -2384,7 +2404,7 @@ class FnTranslator:
             self.wgmma.assigning(self, self.path_of(node.value), gen, node.value)
         self.wait_site("after", node.value, Read(v) if converted else None)
         self.emit(f"{gen} = {self.cvt(v.text, sid)}")
-        self.wgmma.renamed(self, v, gen, moved=self.moves_a_temporary(node))
+        self.wgmma.renamed(self, v, gen, moved=moved)
         shape = v.shape if prev is None or prev.shape is None else prev.shape
         self.env[name] = V("tensor", gen, var, shape, v.dtype, value=v.value)
 
