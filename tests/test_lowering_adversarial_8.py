@@ -13,9 +13,10 @@ statement; a helper local rescaled under an ``if``, bound in both branches of an
 to another local that is returned; a local renamed and read again (directly, through another
 helper); the helper called in one or both branches of an ``if``, in a ``static_range`` and a
 runtime inner loop; a transposed value, a sliced row factor, a register dot operand and shared-
-memory tiles renamed; a kernel name bound before the loop, assigned the product and renamed; a
-block-local name read in the next iteration before it is bound or after the loop, a ``return``
-inside a helper's ``if`` (the frontend refuses them).
+memory tiles renamed; a helper with its own loop of products, its product in an ``if``, its
+local rescaled in an ``if`` after the product; a kernel name bound before the loop, assigned the
+product and renamed; a block-local name read in the next iteration before it is bound or after
+the loop, a ``return`` inside a helper's ``if`` (the frontend refuses them).
 
 Wrong and fixed (lowering/translate.py):
 * test_a_helper_local_bound_to_another_local_stays_in_flight: ``out = acc; return out`` in the
@@ -24,8 +25,8 @@ Wrong and fixed (lowering/translate.py):
   than the product, and its conversion read the in-flight result in the emitting walk only
   (schedule-wgmma's collecting walk does not see conversions). Now a name bound to a name read
   last there is anchored to it on its first binding too: the product stays in flight.
-* test_a_helper_accumulator_rescaled_under_an_if_stays_in_flight and test_a_helper_local_bound_
-  in_both_branches_stays_in_flight: a helper local assigned in an ``if`` of the helper (or first
+* test_a_helper_accumulator_rescaled_under_an_if_stays_in_flight (helper_if, helper_branch_
+  local): a helper local assigned in an ``if`` of the helper (or first
   bound in both branches) was not a block local, so it stayed an alias of the result: the
   back-edge waited, with the helper's name and ``acc`` both dependencies of the wait, and ptxas
   serialised every wgmma of the kernel (C7514; before 76af5ed a conversion waited, unserialised).
@@ -37,7 +38,8 @@ Wrong and fixed (lowering/translate.py):
   serialised the kernel (C7514). The anchor is now only for a name read last by the rename.
 
 Checked and found right (pinned below): the tuple returns, the second call, the next statement's
-read, the branches' end waits, the inner loops, the layout renames, the frontend refusals.
+read, the branches' end waits, the inner loops (the helper's own included), the rescale after the
+product (waited for in its branch), the layout renames, the frontend refusals.
 
 Left (not from 76af5ed, the same before it): a wait whose dependencies are two names of one value
 (``b`` renamed to ``acc`` and read again, both of the same layout so nothing converts; ``x``
@@ -228,6 +230,31 @@ def update_w(s, v, acc):
     acc = tl.dot(s.to(tl.bfloat16), w, acc)
     return acc
 ''',
+    "helper_inner_loop": _PRE + "        acc = update_l(res, s, m, acc)\n" + _POST + f'''
+
+def update_l(res, s, m, acc):
+    acc = acc * m[:, None]
+    for u in range(2):
+        acc = {_PV}
+    return acc
+''',
+    "helper_if_after_dot": _PRE + "        acc = update_a(res, s, m, acc, t)\n" + _POST + f'''
+
+def update_a(res, s, m, acc, t):
+    acc = acc * m[:, None]
+    acc = {_PV}
+    if t % 2 == 0:
+        acc = acc * 2.0
+    return acc
+''',
+    "helper_dot_in_branch": _PRE + "        acc = update_d(res, s, m, acc, t)\n" + _POST + f'''
+
+def update_d(res, s, m, acc, t):
+    acc = acc * m[:, None]
+    if t % 2 == 0:
+        acc = {_PV}
+    return acc
+''',
     # --- left: serialised by ptxas, as before 76af5ed
     "alias_read_later": _PRE + "        acc, l = update_b(res, s, m, acc, l)\n" + _POST + '''
 
@@ -383,8 +410,8 @@ def test_a_helper_local_bound_to_another_local_stays_in_flight(tmp_path):
 
 @pytest.mark.parametrize("case", ["helper_if", "helper_branch_local"])
 def test_a_helper_accumulator_rescaled_under_an_if_stays_in_flight(tmp_path, case):
-    """helper_if: rescaled in an ``if`` of the helper; helper_branch_local (test_a_helper_local_
-    bound_in_both_branches_stays_in_flight): first bound in both branches of one."""
+    """helper_if: rescaled in an ``if`` of the helper; helper_branch_local: first bound in both
+    branches of one."""
     _, mma = _mma(tmp_path, case)
     assert _carried(mma), mma
     # the only wait in the body is the one for the scores (the release's waits in place)
@@ -426,8 +453,20 @@ def test_a_read_of_the_helper_product_in_the_iteration_waits_first(tmp_path, cas
     assert any("= warpgroup_mma_wait(0" in ln for ln in loop[prev:use]), loop[prev:use + 1]
 
 
+def test_a_helper_local_rescaled_after_its_product_waits_in_the_branch(tmp_path):
+    """The helper's local (moved on to ``acc`` by the return) is read in an ``if`` after its dot:
+    the branch waits before the read and makes it in flight again; the product is carried."""
+    _, mma = _mma(tmp_path, "helper_if_after_dot")
+    assert _carried(mma), mma
+    loop = _loop(mma).splitlines()
+    read = next(i for i, ln in enumerate(loop) if re.search(r"_acc = \(_\w+_acc \* 2\.0\)", ln))
+    assert "_acc is read" in loop[read - 1] and "warpgroup_mma_init(" in loop[read + 1], loop
+
+
 @pytest.mark.parametrize("case,ends", [("both_branches", ("if", "else")), ("one_branch", ("if",)),
-                                       ("static_inner", ()), ("runtime_inner", ())])
+                                       ("helper_dot_in_branch", ("if",)),
+                                       ("static_inner", ()), ("runtime_inner", ()),
+                                       ("helper_inner_loop", ())])
 def test_a_helper_in_a_branch_or_an_inner_loop_is_waited_for_there(tmp_path, case, ends):
     _, mma = _mma(tmp_path, case)
     loop = _loop(mma)
@@ -437,6 +476,10 @@ def test_a_helper_in_a_branch_or_an_inner_loop_is_waited_for_there(tmp_path, cas
         assert "# loop back-edge" in loop and "warpgroup_mma_init" not in mma, mma
     if case == "runtime_inner":  # the inner loop carries it; its rescale waits for it
         assert mma.count("acc = warpgroup_mma_init(acc)") == 1 and "# acc is read" in loop, loop
+    if case == "helper_inner_loop":  # the helper's loop carries its local; its exit waits
+        inner = mma.index("        for _update_l")
+        assert re.search(r"_acc = warpgroup_mma_init\(_\w+_acc\)", mma[:inner]), mma
+        assert re.search(r"_acc, _a\d+ = warpgroup_mma_wait\(0, .*# loop exit", mma[inner:]), mma
 
 
 @pytest.mark.parametrize("body,words", [
