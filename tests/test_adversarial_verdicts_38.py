@@ -15,7 +15,7 @@ Bugs found, one line each:
    tl.int64)``, ``tl.zeros([64], tl.int64) + t``) were read as int32 values, and products of
    them wrapped into int32: ``(t + 1).cast(tl.int64) * 67108864`` never reached ``y + 2 ** 32``
    in the model, and a race with a store there was verified. FIXED: race_casts.py reads all
-   four spellings and the fills' dtype (race_terms._cast, race_wraps._kind).
+   four spellings and the fills' dtype (race_terms._cast, race_kinds._kind).
 2. ``tl.full([64], 100, tl.int8) * 2`` was read as 200; Triton computes it in int8, -56, and a
    race with a store at ``y - 56`` was verified. FIXED as 1 (the fill is its value cast to the
    fill's type, and int8 arithmetic any value of the narrow types).
@@ -23,7 +23,7 @@ Bugs found, one line each:
    int32 in arithmetic: ``(tl.load(i_ptr + t) + 1) * 64`` was wrapped into int32, though an int64
    index table computes it in int64 (``y + 2 ** 32`` at index ``2 ** 26 - 1``): verified. FIXED:
    such a value is of 32 bits or more, its arithmetic either wrapped (int32 / uint32) or not
-   (64-bit) (race_wraps.ANY).
+   (64-bit) (race_kinds.ANY).
 4. ``tl.where(c, a, b)`` took its branches' raw terms: an int32 branch beside an int64 one was
    not wrapped before the promotion, so ``tl.where(t >= 0, (t + 1) * 67108864, t.to(tl.int64)
    + 64)``, 0 at t = 63, was read as ``2 ** 32``: verified. FIXED: each branch in its own type

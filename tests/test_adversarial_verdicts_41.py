@@ -12,7 +12,7 @@ Bugs found, one line each:
    ``%`` and ``tl.cdiv``; Triton shifts and divides the unsigned value (``shrui``, ``divui``):
    ``y_ptr + ((t - 1).to(tl.uint64) >> 60)`` is ``y_ptr + 15`` at t = 0, read as -1 or 0, so a
    race with a store at ``y_ptr + 15`` was verified. FIXED: a uint64 has a kind of its own
-   (race_wraps.U64) and a division or right shift reads it in ``[0, 2 ** 64)``
+   (race_kinds.U64) and a division or right shift reads it in ``[0, 2 ** 64)``
    (race_wraps.unsigned). Its other side was a false rejection: the same shift beside a store at
    ``y_ptr - 1``, which it never reaches (15 or 0), was refused.
    A value loaded through a pointer no signature types (of 32 bits or more, round 38) was read

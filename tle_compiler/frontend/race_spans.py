@@ -9,7 +9,7 @@ integer (no wrap happens), one whose bounds do not is wrapped (race_wraps.in_typ
 race_wraps.address_wrap for an address).
 
 The bounds are those of the value as the model reads it where a 64-bit op takes it: a number is
-itself; a value of a 32-bit or narrower kind (race_wraps.kind) is wrapped into its type there
+itself; a value of a 32-bit or narrower kind (race_kinds.kind) is wrapped into its type there
 (race_wraps.settle / operand), so its type's range bounds it (a program id, a lane of a
 ``tl.arange`` of numbers and a loop variable over a range of numbers are tighter); a cast to a
 64-bit type is its operand's value; a sum, difference or product of two values, and a left
@@ -28,6 +28,7 @@ from typing import Optional
 
 from ..ir import kernel as K
 from .race_casts import CASTS, fill_type, target_of
+from .race_kinds import ANY, CONST, I32, NARROWS, U32, U64, UNKNOWN, WIDE, kind
 from .race_terms import (SAME_VALUE, REBOUND, Instance, Model, _at, item_of, loop_of,
                          single_value)
 
@@ -67,7 +68,6 @@ def taken(model: Model, e: K.Expr, inst: Instance, where: str, bases: bool = Fal
     a choice, a cast): a 64-bit value wrapped into int64 where it may leave it
     (race_wraps.in_type), a uint64 as the model keeps it (its signed value: race_wraps.unsigned
     reads it unsigned where it is divided)."""
-    from .race_wraps import WIDE, kind
 
     s = span(model, e, inst, where, bases, depth)
     return clamp64(s) if kind(model, e, inst, where) == WIDE else s
@@ -112,7 +112,6 @@ def _number(e: K.Expr) -> Optional[int]:
 
 def _span(model: Model, e: K.Expr, inst: Instance, where: str, bases: bool,
           depth: int) -> Span:
-    from .race_wraps import ANY, I32, NARROWS, U32, UNKNOWN, kind
 
     if depth <= 0:
         return None
@@ -185,7 +184,6 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, where: str, bases: bool, de
     An operand of the result's kind is its value as it is (a ring operation does not wrap it);
     one of a narrower kind is wrapped into its type (race_wraps.settle), which its span
     bounds; a 64-bit operand of a uint64 op is taken in int64."""
-    from .race_wraps import CONST, kind
 
     def operand(x):
         s = span(model, x, inst, where, bases, depth - 1)
@@ -220,7 +218,6 @@ def _divided(model: Model, x: K.Expr, inst: Instance, where: str, bases: bool, d
              plus: int) -> Span:
     """The span of the dividend ``x`` (plus ``plus``: tl.cdiv's ``c - 1``) as a division or a
     right shift reads it: in int64 where it may leave it, a uint64 unsigned."""
-    from .race_wraps import U64, WIDE, kind
 
     kx = kind(model, x, inst, where)
     s = span(model, x, inst, where, bases, depth - 1)
