@@ -490,6 +490,10 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
     names = set(loaded.constexprs.get(rep.program.name, ())) | \
         {p.name for p in kir.params if p.constexpr}
     values = {n: v for n, v in rep.specialised.items() if n in names}
+    # and the float constexprs DEFAULT_CONFIG gives (`"SCALE": 0.5`), whose values are no
+    # integers: a cast or a comparison of one is not read as of an integer
+    values.update({n: v for n, v in loaded.defaults.get(rep.program.name, {}).items()
+                   if n in names and isinstance(v, float) and n not in values})
     signature = loaded.signatures.get(rep.program.name)  # pointers, integer widths
     try:
         try:

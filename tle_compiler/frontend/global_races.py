@@ -38,7 +38,8 @@ value of the arguments. Arguments are taken not to alias one another (two pointe
 two tensors), and a pointer argument is one a pointer expression adds with coefficient one.
 Int32 sums, differences, products and shifts of an address wrap around as Triton computes them,
 and 64-bit values and byte addresses modulo ``2 ** 64`` where their bounds may leave int64
-(race_wraps.py, race_spans.py).
+(race_wraps.py, race_spans.py). A value that may be a float is no integer: its cast to an
+integer type is any value of the type, a comparison of it either truth (race_terms.floating).
 
 **Order.** Access A of partition P happens before access B of partition Q when P commits (or
 closes) index i of a pipe after A, and Q waits index i of that pipe before B (the wait returns
@@ -75,8 +76,8 @@ from .race_order import ordered
 from .race_sites import ATOMIC_PREFIX, collect, pointer_of
 from .race_strides import generic_equal, stride_arguments, unbounded_columns
 from . import race_wraps
-from .race_wraps import (address_wrap, element_bytes, element_types, integer_widths,
-                         pointer_arguments)
+from .race_wraps import (address_wrap, element_bytes, element_types, float_arguments,
+                         integer_widths, pointer_arguments)
 from .race_terms import (REBOUND, SAME_VALUE, VALUES, Instance, Model, access_mask, const_name,
                          branch_conditions, instance, item_of, loop_of, single_value, symbols,
                          term)
@@ -242,7 +243,8 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
     where z3 cannot decide a pair. ``domains``: each kernel argument's ``tle.assume`` range,
     (min, max) with None for an open end; ``constexprs``: the integer constexpr arguments the
     kernel is read with (each then its number: a constexpr row pitch is a known one), the others
-    of any value; ``signature``: DEFAULT_CONFIG's argument types, where the file gives them
+    of any value, and those it is read with a float (no integers: race_terms.floating);
+    ``signature``: DEFAULT_CONFIG's argument types, where the file gives them
     (which arguments are pointers, and the integers' widths: race_wraps.py)."""
     if len(kern.partitions) < 2:
         return
@@ -281,6 +283,7 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
     model.widths = integer_widths(signature)
     model.elements = element_types(signature)
     model.sizes = element_bytes(signature)
+    model.float_args |= float_arguments(signature)
     model.based_on = lambda ptr, inst, where: _based_on(model, _candidates(model, ptr, inst, where))
     model.arith = race_wraps  # values in their fixed-width types
     for i, (pa, a, ptr_a, ca) in enumerate(info):
@@ -388,6 +391,11 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             if "addrwrap" in wrapped:
                 given += (f" where the offsets meet modulo {_power(wrap[1])} (the byte address "
                           f"wraps around modulo 2 ** 64)")
+            if any(const_name(z3, v).split("#")[0] in ("fcast", "fcompare")
+                   for v in ia.fresh + ib.fresh):
+                # (race_terms.floating: the witness's float values are any the GPU may hold)
+                given += (" where a float converted to an integer, or compared, has a value "
+                          "that allows it (the check does not compute floats)")
             raise TleError(
                 f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}"
                 f"{_describe(model, z, ia)}) and '{pb.kp.name}' ({b.kind} at line "

@@ -29,8 +29,8 @@ from typing import Optional
 from ..ir import kernel as K
 from .race_casts import CASTS, fill_type, target_of
 from .race_kinds import ANY, CONST, I32, NARROWS, U32, U64, UNKNOWN, WIDE, kind
-from .race_terms import (SAME_VALUE, REBOUND, Instance, Model, _at, item_of, loop_of,
-                         single_value)
+from .race_terms import (SAME_VALUE, REBOUND, Instance, Model, _at, floating, item_of,
+                         loop_of, single_value)
 
 I64_MIN, I64_MAX = -2 ** 63, 2 ** 63 - 1
 
@@ -162,6 +162,9 @@ def _span(model: Model, e: K.Expr, inst: Instance, where: str, bases: bool,
                 e.kw("value") if e.name == "tl.full" else e.args[0] if e.args else None
             if x is None or target_of(e) not in ("int64", "uint64"):
                 return None
+            if floating(model, x, inst, where):
+                # a float truncated into the type (race_terms._cast): any value of it
+                return (I64_MIN, I64_MAX) if target_of(e) == "int64" else (0, 2 ** 64 - 1)
             return took(x)  # (race_terms._cast takes its operand in its type)
         if e.name in SAME_VALUE and e.args:
             return sub(e.args[0])

@@ -44,6 +44,11 @@ NARROW_CASTS = {"int1": (0, 1, None), "int8": (-128, 127, 256), "uint8": (0, 255
                 "uint32": (0, 2 ** 32 - 1, 2 ** 32)}
 
 
+#: the ranges of the 32- and 64-bit integer types a cast converts to (a uint64 one: its
+#: unsigned value, which the model's signed reading of it agrees with modulo 2 ** 64)
+_TARGET_RANGES = {"int32": (-2 ** 31, 2 ** 31 - 1), "int64": (-2 ** 63, 2 ** 63 - 1),
+                  "uint64": (0, 2 ** 64 - 1)}
+
 #: the integer types a cast converts to that the model reads
 INTEGER_TYPES = ("int32", "int64", "uint64") + tuple(NARROW_CASTS)
 
@@ -148,6 +153,12 @@ class Model:
         #: the bytes of an element of each pointer argument a signature types
         #: (race_wraps.element_bytes): an address wraps modulo 2 ** 64 bytes
         self.sizes: dict[str, int] = {}
+        #: the arguments whose values are floats, no integers (:func:`floating`): the
+        #: constexprs the kernel is read with a float (DEFAULT_CONFIG's ``"SCALE": 0.5``), and
+        #: the scalars a signature types as floats (race_wraps.float_arguments, added by the
+        #: race check)
+        self.float_args: set[str] = {n for n, v in (constexprs or {}).items()
+                                     if isinstance(v, float) and n in self.params}
         #: the ids of the int32 range constraints (of integer arguments, of wrapped results:
         #: race_wraps.operand): the stride rule does not count a stride they read as read by
         #: a condition
@@ -276,6 +287,12 @@ def condition(model: Model, e: K.Expr, inst: Instance, where: str = "part",
     if isinstance(e, K.Compare):
         if not _compare_read(e):
             return None
+        if model.int32 and (floating(model, e.lhs, inst, where) or
+                            floating(model, e.rhs, inst, where)):
+            # floats compared as reals (`2 < v < 3` holds for v = 2.5): a truth the model does
+            # not read, either way at each reading (so that a conjunction, a negation and an
+            # else branch of it stay sound, as :func:`_read_whole` takes it to be read)
+            return model.fresh("fcompare", inst) == 1
         a = model.arith.operand(model, e.lhs, term(model, e.lhs, inst, 24, where), inst, where)
         b = model.arith.operand(model, e.rhs, term(model, e.rhs, inst, 24, where), inst, where)
         return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
@@ -385,6 +402,96 @@ def branch_conditions(model: Model, inst: Instance) -> None:
                 continue
             c = z3.Not(c)
         inst.constraints.append(c)
+
+
+def floating(model: Model, e: K.Expr, inst: Instance, where: str, depth: int = 16,
+             seen: frozenset = frozenset()) -> bool:
+    """Whether the value of ``e`` may be a float, which the model's integer terms do not
+    read: a float number, a true division ``/``, a cast or fill to a float type (or to one not
+    named here), a load through a pointer the signature does not type as an integer one
+    (``*fp32``, or no signature: any element type), an argument the signature types as a
+    float (``fp32``), an op the model does not read (a math function, a reduction), and
+    arithmetic, choices and names of any of them. Triton converts a float to an integer by
+    truncation (``(v * 2).to(tl.int32)`` of v = 2.5 is 5, odd) and compares floats as reals
+    (``2 < v < 3`` holds for v = 2.5), so a cast or a comparison of a float is read as an
+    unknown (:func:`_cast`, :func:`condition`). A loop variable, a lane, a program id, an
+    integer argument and a number of no fraction are no floats."""
+    key = (id(e), where, tuple((x[0], x[1]) for x in inst.site.path))
+    memo = model.cache.setdefault("float", {})
+    if key in memo and (memo[key] or not seen):
+        return memo[key]
+    got = _floating(model, e, inst, where, depth, seen)
+    if got or not seen:
+        # (a name met again inside its own values counts no float: within such a walk only a
+        # float found is the value's own, whatever names the walk has passed)
+        memo[key] = got
+    return got
+
+
+def _floating(model: Model, e: K.Expr, inst: Instance, where: str, depth: int,
+              seen: frozenset) -> bool:
+    if depth <= 0:
+        return True
+    sub = lambda x, at=inst, w=where: floating(model, x, at, w, depth - 1, seen)  # noqa: E731
+    if isinstance(e, (K.Const, K.Global)):
+        return isinstance(getattr(e.value, "value", e.value), float)
+    if isinstance(e, (K.Compare, K.BoolOp)):
+        return False  # a boolean
+    if isinstance(e, K.UnaryOp):
+        return e.op != "not" and sub(e.operand)
+    if isinstance(e, K.BinOp):
+        return e.op == "/" or sub(e.lhs) or sub(e.rhs)
+    if isinstance(e, K.Subscript):
+        if len(e.index) == 1 and isinstance(e.index[0], int):
+            got = item_of(model, e, inst, where)
+            return True if got is None else sub(got[0], got[1], got[2])
+        return sub(e.value)
+    if isinstance(e, K.Name):
+        return _floating_name(model, e.id, inst, where, depth, seen)
+    if isinstance(e, K.Op):
+        if e.name in CASTS or e.name in ("tl.full", "tl.zeros"):
+            return not pointer_cast(e) and target_of(e) not in INTEGER_TYPES
+        if e.name in SAME_VALUE:
+            return bool(e.args) and sub(e.args[0])
+        if e.name in ("tl.where", "ifexp") and len(e.args) == 3:
+            return sub(e.args[1]) or sub(e.args[2])
+        if e.name in _MIN_MAX or e.name == "tl.cdiv":
+            return any(sub(x) for x in e.args)
+        if e.name in ("tl.arange", "tl.program_id", "tl.num_programs"):
+            return False
+        if e.name == "tl.load":
+            ptr = e.args[0] if e.args else e.kw("pointer")
+            if ptr is None or model.based_on is None:
+                return True
+            based = model.based_on(ptr, inst, where)
+            return not based or any(b not in model.elements for b in based)
+        return True  # an op the model does not read: a math function, a reduction
+    return True
+
+
+def _floating_name(model: Model, name: str, inst: Instance, where: str, depth: int,
+                   seen: frozenset) -> bool:
+    """:func:`floating` of a name: a loop variable's range is of integers; else any value the
+    name holds (each assignment, a partition parameter's binding, a kernel argument as the
+    signature types it). A name met again inside its own values (a counter) is decided by its
+    other values."""
+    if (where, name) in seen:
+        return False
+    seen = seen | {(where, name)}
+    if where == "part" and isinstance(loop_of(inst.site, name), K.For):
+        return False
+    values: list = []
+    if where == "part":
+        values = [(v, "part") for v, _ in inst.part.assigns.get(name, [])]
+        binds = dict(inst.part.kp.bindings)
+        if name in binds:
+            values.append((binds[name], "prologue"))
+            return any(floating(model, v, inst, w, depth - 1, seen) for v, w in values)
+    else:
+        values = [(v, "prologue") for v in model.prologue_assigns.get(name, [])]
+    if name in model.params and name in model.float_args:
+        return True
+    return any(floating(model, v, inst, w, depth - 1, seen) for v, w in values)
 
 
 def _compare_read(e: K.Compare) -> bool:
@@ -779,6 +886,14 @@ def _cast(model: Model, x: K.Expr, a, target: Optional[str], inst: Instance, whe
     unknown (a float rounds, the type may be narrow)."""
     if target not in INTEGER_TYPES:
         return model.fresh("cast", inst)
+    if model.int32 and floating(model, x, inst, where):
+        # a float truncated toward zero, which the GPU's conversion saturates into the
+        # target's range: any value of it (`(v * 2).to(tl.int32)` of v = 2.5 is 5, which the
+        # integer term `2 * v` never is)
+        v = model.fresh("fcast", inst)
+        lo, hi = _TARGET_RANGES.get(target) or NARROW_CASTS[target][:2]
+        inst.constraints += [v >= lo, v <= hi]
+        return v
     if target in ("int64", "uint64", "int32"):
         a = model.arith.operand(model, x, a, inst, where, cut=target == "int32")
     narrow = NARROW_CASTS.get(target)

@@ -302,6 +302,13 @@ def integer_widths(signature: Optional[dict]) -> dict[str, str]:
     return out
 
 
+def float_arguments(signature: Optional[dict]) -> set[str]:
+    """The scalar arguments a signature types as floats (``fp32``, ``bf16``, ``fp8e4nv``): their
+    values are no integers (race_terms.floating)."""
+    return {name for name, t in (signature or {}).items()
+            if isinstance(t, str) and (t.startswith("fp") or t.startswith("bf"))}
+
+
 def pointer_arguments(kern: K.Kernel, bases: set[str],
                       signature: Optional[dict] = None) -> set[str]:
     """The pointer arguments: those a signature types ``*...`` (a descriptor or a pointer),
