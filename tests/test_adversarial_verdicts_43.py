@@ -22,8 +22,17 @@ Bugs found, one line each:
 - the interval of a cast of a float to int64 was the int32 range of its operand's kind
   (race_spans), so ``g * g`` of ``g = S.to(tl.int64)`` was taken never to leave int64, never
   negative: ``tl.where(g * g < 0, 0, 1)`` (negative at S = 3037000704.0) verified; FIXED.
+- a constexpr the kernel is read with a number past int32 (``--param C=1099511627776``) was
+  bounded by int32's range (race_kinds typed it int32, race_spans took that type's range), so
+  ``(t.to(tl.int64) + 1) * C``, ``2 ** 64`` at t = 2 ** 24 - 1, never wrapped: a store there
+  beside an int8 store at ``y_ptr + 0`` verified; FIXED: such a constexpr has the kind of the
+  number it is (int64), its span that number.
+- a free constexpr is read as an int32, as the integer arguments are, so a DEFAULT_CONFIG giving
+  it ``2 ** 40`` (which the lowering compiles with) left the configured kernel outside the
+  proof: the same race verified; FIXED: tle-dump checks the kernel again with the
+  DEFAULT_CONFIG constexprs past int32.
 
-FIXED: race_terms.floating says where a value may be a float (a float number, ``/``, a cast
+FIXED (floats): race_terms.floating says where a value may be a float (a float number, ``/``, a cast
 or fill to a float type, a load through a pointer the signature does not type as an integer
 one, an ``fp*`` / ``bf16`` argument or a float constexpr, an op the model does not read, and
 arithmetic, choices and names of them); a cast of one to an integer type is any value of the
@@ -170,6 +179,38 @@ def test_float_arithmetic_is_not_computed(tmp_path, capsys):
     code, err = dump(tmp_path, capsys, pair("(t.to(tl.float32) * 2).to(tl.int32)", "5"))
     expect(code, err, RACE)
     assert FLOAT in err
+
+
+#: a store at `(t + 1) * C` of an int8 y_ptr after the writer's commit (under `if C > 0`) against
+#: the reader's at y_ptr + 0: C a constexpr argument of the kernel
+WIDE_C = ring(after="if C > 0:\n            tl.store(y_ptr + (t.to(tl.int64) + 1) * C, 1)",
+              late="tl.store(y_ptr + 0, 2)").replace("N, S)", "N, S, C)").replace(
+    "def k(x_ptr, y_ptr, N, S, C)", "def k(x_ptr, y_ptr, N, S, C: tl.constexpr)")
+
+#: 2 ** 40: (t + 1) * it is 2 ** 64 at t = 2 ** 24 - 1
+P40 = 1099511627776
+
+
+def test_a_constexpr_past_int32(tmp_path, capsys, monkeypatch):
+    """Before: verified (C bounded by int32's range, the product never past int64)."""
+    ttir = _ttir(tmp_path, monkeypatch, f"tl.store(x_ptr + (t.to(tl.int64) + 1) * {P40}, 1.0)",
+                 "r43_wide")
+    assert f"{P40} : i64" in ttir and "arith.muli" in ttir
+    assert (2 ** 24) * P40 == 2 ** 64
+    code, err = dump(tmp_path, capsys, config(WIDE_C, y_ptr="*i8"), "--param", f"C={P40}")
+    expect(code, err, RACE)
+    assert "at t = 16777215" in err and "(the byte address wraps around modulo 2 ** 64)" in err
+
+
+def test_a_default_config_constexpr_past_int32(tmp_path, capsys):
+    """DEFAULT_CONFIG's C = 2 ** 40, C free otherwise (read as an int32, never wrapping the
+    product). Before: verified. C = 1000 there: the int32 reading covers it, verified."""
+    text = config(WIDE_C, y_ptr="*i8").replace('"signature"', '"constexprs": {"C": ' +
+                                                 str(P40) + '}, "signature"')
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, RACE)
+    assert f"C = {P40} (constexpr)" in err
+    expect(*dump(tmp_path, capsys, text.replace(str(P40), "1000")), "verified")
 
 
 # ------------------------------------------------------------------ checked and found right

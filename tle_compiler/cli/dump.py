@@ -498,6 +498,14 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
     try:
         try:
             check_global_races(kir, domains, values, signature)
+            # a free constexpr is read as an int32, as the integer arguments are: a
+            # DEFAULT_CONFIG value past int32 (`"C": 2 ** 40`, which the lowering compiles with)
+            # is outside that reading, so the kernel is checked with it too
+            wide = {n: v for n, v in _int_constexprs(loaded.defaults.get(
+                rep.program.name, {})).items()
+                if n in names and n not in values and not -2 ** 31 <= v < 2 ** 31}
+            if wide:
+                check_global_races(kir, domains, {**values, **wide}, signature)
         except TleError:
             # refused for some value of a constexpr argument (`row * D` with D = 32 overlaps
             # the next row): checked again with the DEFAULT_CONFIG values the lowering

@@ -156,6 +156,12 @@ def _name(model: Model, name: str, inst: Instance, where: str, depth: int) -> st
         return I32 if k == CONST else k  # a name bound to a number holds a tensor of it
     if name in model.params and name not in local and \
             (where == "prologue" or name not in dict(inst.part.kp.bindings)):
+        v = model.constexprs.get(name)
+        if v is not None and not I32_MIN <= v <= I32_MAX:
+            # a constexpr the kernel is read with a number past int32: Triton types it by its
+            # value as it does a number written there (2 ** 40: int64), and race_spans bounds
+            # it by that value, not int32's range
+            return _number_kind(v)
         return WIDE if name in model.pointers else model.widths.get(name, I32)
     return _several(model, name, local, where)
 
