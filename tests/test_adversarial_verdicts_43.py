@@ -31,6 +31,13 @@ Bugs found, one line each:
   it ``2 ** 40`` (which the lowering compiles with) left the configured kernel outside the
   proof: the same race verified; FIXED: tle-dump checks the kernel again with the
   DEFAULT_CONFIG constexprs past int32.
+- a shift by the width of its type or more was read as a product (or a quotient) by
+  ``2 ** c``: ``(t << 40) + 3`` of an int32 t as ``3`` (``t * 2 ** 40`` wrapped into int32 is
+  0), and ``t >> 40`` as 0 or -1, where LLVM makes them poison (the store's address is
+  ``ptr addrspace(1) poison``, any address): verified beside a store at ``y_ptr + 5``, as were
+  an int8 shifted by 8 and an int32 by 32; FIXED: a shift by the bits of its type (race_wraps.
+  bits: 8, 16, 32, or 32 for a value of unknown width; 64 as before for 64-bit values) or more
+  is an unknown.
 
 FIXED (floats): race_terms.floating says where a value may be a float (a float number, ``/``, a cast
 or fill to a float type, a load through a pointer the signature does not type as an integer
@@ -42,7 +49,8 @@ witness says a float's value allows it. The cost: a float the check could comput
 too (``(t.to(tl.float32) * 2).to(tl.int32)`` is even, but a store of it beside ``y_ptr + 5``
 is refused); no bundled kernel changes its verdict.
 
-Checked and found right: an int64 shifted left by 63 and back (``-1`` or ``0``), a remainder
+Checked and found right: an int32 shifted left by 31 (0 or -2 ** 31) stays read, and an
+int64 shifted left by 63 and back (``-1`` or ``0``), a remainder
 of a negative int64 (C's sign), a choice between a wrapped product and a small number, a
 ``min`` with a side past int64, a product of ``tl.num_programs`` by ``2 ** 62`` divided back,
 all refused where they reach the other store and verified where they cannot; the integer part
@@ -52,6 +60,8 @@ arithmetic past int8 are refused before the race check (the signature's rule, Tr
 """
 
 from __future__ import annotations
+
+import warnings
 
 import pytest
 
@@ -211,6 +221,38 @@ def test_a_default_config_constexpr_past_int32(tmp_path, capsys):
     expect(code, err, RACE)
     assert f"C = {P40} (constexpr)" in err
     expect(*dump(tmp_path, capsys, text.replace(str(P40), "1000")), "verified")
+
+
+#: shifts by the width of their type or more: LLVM's poison
+POISON = {"an int32 shifted left by 40": "(t << 40) + 3", "an int32 shifted right by 40":
+          "(t >> 40) + 3", "an int32 shifted left by 32": "(t << 32) + 3",
+          "an int8 shifted left by 8": "(t.to(tl.int8) << 8).to(tl.int32) + 3"}
+
+
+@pytest.mark.parametrize("case", list(POISON))
+def test_a_shift_past_the_width_is_poison(tmp_path, capsys, case):
+    """Before: verified (read as a product by 2 ** c, wrapped to 0, or a quotient)."""
+    expect(*dump(tmp_path, capsys, pair(POISON[case], "5")), RACE)
+
+
+@pytest.mark.parametrize("op", ["<<", ">>"])
+def test_llvm_makes_a_shift_past_int32_poison(tmp_path, monkeypatch, op):
+    """The oracle: Triton computes `t << 40` / `t >> 40` in int32 (warning, where it compiles
+    it afresh, that the shift "may result in undefined behavior"), and LLVM folds the store's
+    address to poison."""
+    source = TRITON_K + f"    for t in range(N):\n        tl.store(x_ptr + (t {op} 40) + 3, 1.0)\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        got = _triton_compile(tmp_path, monkeypatch, source, f"r43_poison{op == '<<'}",
+                              catch=False)
+    assert "%c40_i32" in got.asm["ttir"]
+    assert "ptr addrspace(1) poison" in got.asm["llir"]
+
+
+def test_a_shift_short_of_the_width_is_read(tmp_path, capsys):
+    """`t << 31` of an int32 is 0 or -2 ** 31: 3 or -2 ** 31 + 3, never 5."""
+    expect(*dump(tmp_path, capsys, pair("(t << 31) + 3", "5")), "verified")
+    expect(*dump(tmp_path, capsys, pair("(t << 31) + 3", "3")), RACE)
 
 
 # ------------------------------------------------------------------ checked and found right

@@ -90,6 +90,11 @@ class Integers:
         return value
 
     @staticmethod
+    def bits(model: "Model", e: K.Expr, inst: "Instance", where: str) -> int:
+        """The bits of the type a shift ``e`` computes in: 64 (the widest)."""
+        return 64
+
+    @staticmethod
     def ordered(model: "Model", args, inst: "Instance", where: str) -> bool:
         """Whether a ``min`` / ``max`` of ``args`` orders their terms as integers: yes."""
         return True
@@ -958,6 +963,11 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
     if e.op in ("+", "-", "*"):
         return model.arith.settle(model, e, a, b, inst, where)
     c = _number(b)
+    if e.op in ("<<", ">>") and c is not None and \
+            not 0 <= c < model.arith.bits(model, e, inst, where):
+        # a shift by the type's width or more (or by a negative number): LLVM's poison, so
+        # the GPU's value is any (`t << 40` of an int32 t makes the store's address poison)
+        return model.fresh("shift", inst)
     if e.op in ("//", "%", ">>") and c is not None:
         a = model.arith.operand(model, e.lhs, a, inst, where)
         a = model.arith.unsigned(model, e.lhs, a, inst, where)

@@ -212,6 +212,20 @@ def unsigned(model: Model, e: K.Expr, value, inst: Instance, where: str):
     return _wrapped(model, value, inst, (0, 2 ** 64 - 1), 2 ** 64, "u64wrap")
 
 
+def bits(model: Model, e: K.Expr, inst: Instance, where: str) -> int:
+    """The bits of the type the shift ``e`` computes in (race_terms._binop: a shift by that many
+    or more is LLVM's poison): 8 and 16 for the narrow types (1 for int1), 32 for int32, uint32
+    and a value of unknown width (which may be of 32 bits), 64 for 64-bit values and numbers
+    (a shift of numbers only is Python's, exact, but reads as before)."""
+    if not model.int32:
+        return 64
+    k = kind(model, e, inst, where)
+    if k in NARROWS:
+        modulus = NARROWS[k][2]
+        return modulus.bit_length() - 1
+    return 32 if k in (I32, U32, ANY) else 64
+
+
 def _wrapped(model: Model, value, inst: Instance, bounds: Optional[tuple[int, int]],
              modulus: int = 2 ** 32, tag: str = "i32wrap"):
     """``value`` with a multiple of ``modulus`` (``2 ** 32``; a narrow type's ``2 ** 8`` or
