@@ -60,36 +60,11 @@ from tle_compiler.diagnostics import TleError  # noqa: E402
 from tle_compiler.lowering import compile_kernel, gluon_source, ptxas_stats  # noqa: E402
 from tle_compiler.testing.gluon_trace import LoweredKernel  # noqa: E402
 
-HEAD = '''
-import triton.language as tl
-import tle_compiler as tle
+from .test_lowering_helper_accumulator import KERNEL  # noqa: E402
 
-BM = tl.constexpr(64)
-BK = tl.constexpr(64)
-DV = tl.constexpr(128)
-
-
-@tle.jit(num_warps=4, wgmma_pipeline=True)
-def k(a_ptr, b_ptr, v_ptr, o_ptr, NT):
-    ab = tle.pipe(capacity=2, a=tle.gpu.alloc([2, BM, BK], tl.bfloat16),
-                  b=tle.gpu.alloc([2, BK, BK], tl.bfloat16),
-                  v=tle.gpu.alloc([2, BK, DV], tl.bfloat16))
-    tle.gpu.warp_specialize([(loader, (ab, a_ptr, b_ptr, v_ptr, NT)), (mma, (ab, o_ptr, NT))],
-                            [4], [232])
-
-
-def loader(ab, a_ptr, b_ptr, v_ptr, NT):
-    ta = tl.arange(0, BM)[:, None] * BK + tl.arange(0, BK)[None, :]
-    tv = tl.arange(0, BK)[:, None] * DV + tl.arange(0, DV)[None, :]
-    w = ab.writer()
-    for t in range(NT):
-        slot = w.acquire(t)
-        tl.store(tle.gpu.local_ptr(slot.a), tl.load(a_ptr + t * BM * BK + ta))
-        tl.store(tle.gpu.local_ptr(slot.b), tl.load(b_ptr + t * BK * BK + ta))
-        tl.store(tle.gpu.local_ptr(slot.v), tl.load(v_ptr + t * BK * DV + tv))
-        w.commit(t)
-
-'''
+# the kernel of tests/test_lowering_helper_accumulator.py up to its mma partition (named k):
+# each case here writes the partition and its helpers
+HEAD = KERNEL[:KERNEL.index("def mma(")].replace("def helper_acc(", "def k(").rstrip("\n") + "\n\n"
 SIG = {"a_ptr": "*bf16", "b_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*fp32", "NT": "i32"}
 TRIPS = (0, 1, 2, 3, 5)
 
