@@ -86,13 +86,8 @@ _POST = '''
     tl.store(o_ptr + tl.arange(0, BM)[:, None] * DV + tl.arange(0, DV)[None, :], acc)
     tl.store(o_ptr + tl.arange(0, BM), l)
 '''
-_UPDATE = '''
-
-def update(res, s, m, acc):
-    acc = acc * m[:, None]
-    acc = tl.dot(s.to(tl.bfloat16), tl.load(tle.gpu.local_ptr(res.slot.v)), acc)
-    return acc
-'''
+# the helper of tests/test_lowering_helper_accumulator.py's kernel: rows rescaled, then P·V
+_UPDATE = "\n\n" + KERNEL[KERNEL.index("def update("):]
 _PV = "tl.dot(s.to(tl.bfloat16), tl.load(tle.gpu.local_ptr(res.slot.v)), acc)"
 
 CASES = {

@@ -2248,9 +2248,7 @@ class FnTranslator:
         An inlined helper's accumulator is such a name (``_update9_acc`` assigned by its rescale
         and its dots, then ``acc = _update9_acc`` where the call returns it)."""
         def reads(st) -> bool:
-            return any(isinstance(n, K.Name) and n.id == x
-                       for s in K.walk_stmts((st,)) for e in K.stmt_exprs(s)
-                       for n in K.walk_expr(e))
+            return x in self._count_reads((st,))
 
         def names(st) -> bool:
             return reads(st) or x in self._count_assigns((st,))
