@@ -38,6 +38,7 @@ from ..ir import kernel as K
 from .race_casts import CASTS, fill_type, target_of
 from .race_kinds import (ANY, CONST, I32, I32_MAX, I32_MIN, NARROWS, U32, U64, UNKNOWN, WIDE,
                          _join, kind)
+from .race_spans import I64_MAX, I64_MIN, clamp64, inside, span
 from .race_terms import (COMPOSED, INTEGER_TYPES, SAME_VALUE, Instance, Integers, Model, loop_of)
 
 #: the range of a wrapped value of each kind
@@ -120,8 +121,6 @@ def _in_int64(model: Model, e: K.Expr, value, inst: Instance, where: str, plus: 
     int64. A pointer (a comparison of two, a choice of two) is its base plus its offsets: as it
     is where the offsets stay within int64 (the reading the model has of pointers), else an
     unknown."""
-    from .race_spans import I64_MAX, I64_MIN, clamp64, inside, span
-
     s = span(model, e, inst, where)
     if plus:  # ``value`` is the value taken in int64, plus a number
         s = clamp64(s)
@@ -158,8 +157,6 @@ def address_wrap(model: Model, ptr_a: K.Expr, ia: Instance, ptr_b: K.Expr, ib: I
     it out where the columns leave no room), or over any integer where an offset has no bounds.
     The element's size is the signature's for each argument (``*fp32``: 4), the widest
     scalar's where it gives none."""
-    from .race_spans import span
-
     size = max([model.sizes.get(n, WIDEST_ELEMENT) for n in args] or [WIDEST_ELEMENT])
     m = 2 ** 64 // size
     sa = span(model, ptr_a, ia, "part", bases=True)
