@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,7 @@ def test_the_producer_fills_k_slots_by_tma_exactly_when_tma(tma):
     from tle_compiler.passes import verify
 
     (info,) = read_kernels(str(checks.kernel_file("seesaw")),
-                           bind={"BLOCK_H": 64, "TMA": int(tma)})
+                           bind={"BLOCK_H": 64, "TMA": int(tma), "BALANCE": 1, "RUN": 1})
     ctx = verify(info.program)
     assert ctx.ok and ctx.verdict().kind == "proved"
     full = {b.pipe: (b.expect_tx, tuple(b.tma)) for b in ctx.barriers
@@ -85,7 +86,7 @@ def test_the_tma_kernel_compiles_for_sm90a_without_spills(causal, balance, run):
     in Hopper's shared memory."""
     regs = 240 if causal and not balance else 232
     checks.check_compiles_without_spills("seesaw", causal, None, regs=regs, TMA=1,
-                                         BALANCE=balance, RUN=run)
+                                         BALANCE=int(balance), RUN=run)
 
 
 @pytest.mark.parametrize("causal,balance", [(False, True), (True, True), (False, False)],
@@ -101,7 +102,7 @@ def test_the_cp_async_kernel_compiles_for_sm90a_spilling_little(causal, balance)
 
     mod = importlib.import_module("tle_kernels.mla_decode_seesaw")
     c = compile_kernel(mod.mla_decode_seesaw, dict(mod.DEFAULT_CONFIG["signature"]),
-                       dict(mod.DEFAULT_CONFIG["constexprs"], CAUSAL=causal, BALANCE=balance,
+                       dict(mod.DEFAULT_CONFIG["constexprs"], CAUSAL=causal, BALANCE=int(balance),
                             TMA=0))
     st = ptxas_stats(c)
     assert st["ok"], st["log"]
@@ -125,9 +126,10 @@ def test_tle_dump_ptx_lowers_the_producer_it_verified(tma, capsys):
     assert "cp.async.ca.shared" in ptx or "cp.async.cg.shared" in ptx  # q: a gather either way
 
 
+@pytest.mark.parametrize("balance", [1, 0], ids=["walk", "one_request"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("tma", PRODUCERS, ids=PRODUCER_IDS)
-def test_lowering_emits_the_verified_barrier_operations(tma, causal):
+def test_lowering_emits_the_verified_barrier_operations(tma, causal, balance):
     """What is lowered is what was verified (tests/test_lowering_events.py's check): the
     generated Gluon's mbarrier operations, partition by partition, equal the verified events for
     pair counts 0, 1, 2, 3 and 5, and no release hands back a slot an in-flight wgmma reads (the
@@ -135,7 +137,9 @@ def test_lowering_emits_the_verified_barrier_operations(tma, causal):
     body computes from cache_seqlens, which the trace interpreter cannot evaluate, so the
     prologue's one line computing NP is replaced by the value (a runtime integer) before
     tracing. With TMA, every copy must signal its slot's group's full barrier at its stage, and
-    each commit arrive with its expect-tx."""
+    each commit arrive with its expect-tx. Both loops: the walk (BALANCE = 1) and one whole
+    request per program (BALANCE = 0, RUN = 1: q waited for once; its pair count is at least
+    1, every request owning a pair)."""
     pytest.importorskip("triton.experimental.gluon")
     import tle_kernels.mla_decode_seesaw as mod
     from tle_compiler.testing.gluon_trace import (LoweredKernel, compare, release_rings_of,
@@ -143,12 +147,14 @@ def test_lowering_emits_the_verified_barrier_operations(tma, causal):
 
     cfg = mod.DEFAULT_CONFIG
     lk = LoweredKernel((str(checks.kernel_file("seesaw")), "mla_decode_seesaw"),
-                       dict(cfg["constexprs"], CAUSAL=causal, TMA=int(tma)))
-    np_line = "    NP = gl.maximum((x_hi - x_lo), 0)\n"
-    assert lk.gen.source.count(np_line) == 1
+                       dict(cfg["constexprs"], CAUSAL=causal, TMA=int(tma), BALANCE=balance))
+    # (x_lo is 0 in a run of whole requests: the reading names the folded value otherwise)
+    lines = re.findall(r"^    NP = gl\.maximum\(\(x_hi - \w*x_lo\), 0\)\n", lk.gen.source, re.M)
+    assert len(lines) == 1
+    np_line = lines[0]
     args = {a: 64 for a, t in cfg["signature"].items() if t == "i32"}
     constexprs = {c: lk.constexprs[c] for c in lk.info.constexprs}
-    for n_pairs in (0, 1, 2, 3, 5):
+    for n_pairs in (0, 1, 2, 3, 5)[1 - balance:]:
         source = lk.gen.source.replace(np_line, f"    NP = s_q * 0 + {n_pairs}\n")
         trace = trace_gluon(source, lk.gen.kernel, args, constexprs,
                             release_rings=release_rings_of(lk.gen.plans))
@@ -195,7 +201,7 @@ def test_scheduled_launch_checks_shapes_and_gives_the_schedules_grid():
     grid, args, constexprs = scheduled_call("seesaw", q, k, bt, sl, 0.1, True, out, lse, parts,
                                             o_part, lse_part)
     assert grid == (2 * 2, parts)          # 2 kv heads x 2 blocks of 64 rows (2 x 64 heads / 2)
-    assert constexprs == {"BLOCK_H": 64, "CAUSAL": True, "BALANCE": True, "TMA": 0, "RUN": 1}
+    assert constexprs == {"BLOCK_H": 64, "CAUSAL": True, "BALANCE": 1, "TMA": 0, "RUN": 1}
     assert args[8] is o_part and args[9] is lse_part
     b_arg = list(mod_signature()).index("B")
     assert args[b_arg:b_arg + 2] == (3, 1)
@@ -481,3 +487,25 @@ def test_emulated_schedule_over_several_prefix_sum_chunks():
     rng = random.Random(0)
     seqlens = [rng.choice([0, 1, 5, 63, 64, 65, 129]) for _ in range(260)]
     checks.check_scheduled_case("seesaw", 260, 1, 16, 1, seqlens, False, 5, tma=True)
+
+
+@pytest.mark.parametrize("balance,per_pair", [(1, True), (0, False)], ids=["walk", "one_request"])
+def test_q_is_waited_for_per_pair_only_in_the_walk(balance, per_pair):
+    """One program per request (BALANCE = 0, RUN = 1) needs no walk: each consumer waits for q
+    once, before its pair loop, and releases it once after; the walk waits for and releases q
+    at every pair (a request's Q stays in the slot while its segment goes on)."""
+    import tle_kernels.mla_decode_seesaw as mod
+    from tle_compiler.lowering.compile import gluon_source
+
+    constexprs = dict(mod.DEFAULT_CONFIG["constexprs"], TMA=1, BALANCE=balance)
+    src = gluon_source((str(checks.kernel_file("seesaw")), "mla_decode_seesaw"), constexprs,
+                       debug_waits=False).source
+    for consumer in ("consumer0", "consumer1"):
+        body = src[src.index(f"def {consumer}("):]
+        body = body[:body.index("\n@gluon.jit")] if "\n@gluon.jit" in body else body
+        loop = body.index("for p in range(")
+        waits = [m.start() for m in re.finditer(r"mbarrier\.wait\(q_full0\.index\(", body)]
+        arrives = [m.start() for m in re.finditer(r"mbarrier\.arrive\(q_empty0\.index\(", body)]
+        assert len(waits) == 1 and len(arrives) == 1, consumer
+        assert (waits[0] > loop) == per_pair, consumer
+        assert "left" in body[loop:] if per_pair else "left" not in body[loop:], consumer

@@ -39,7 +39,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "named_barrier"
 KERNELS = [(FIXTURES / "hop_commit.ok.py", "hop_commit"), (FIXTURES / "exchange.ok.py", "exchange"),
            (FIXTURES / "three_partitions.ok.py", "three")]
 SEESAW = (ROOT / "tle_kernels" / "mla_decode_seesaw.py", "mla_decode_seesaw")
-SEESAW_CX = {"BLOCK_H": 64, "CAUSAL": False, "BALANCE": True, "TMA": 1, "RUN": 1}
+SEESAW_CX = {"BLOCK_H": 64, "CAUSAL": False, "BALANCE": 1, "TMA": 1, "RUN": 1}
 NAMED_OP = re.compile(r'"bar\.(arrive|sync) (\d+), (\d+); mov\.b32 \$0, 0;"')
 #: Hardware barriers a CTA has.
 HW_BARRIERS = 16

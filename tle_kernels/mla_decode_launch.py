@@ -335,8 +335,10 @@ def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale
             q.stride(0), q.stride(1), q.stride(2),
             k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), block_table.stride(0),
             b, -(-b // SCHED_CHUNK), s_q, h_kv, h_q // h_kv, float(sm_scale))
-    constexprs = dict(BLOCK_H=BLOCK_H, CAUSAL=bool(causal) and s_q > 1, BALANCE=bool(balance),
-                      RUN=1 if balance else int(run))
+    # BALANCE an integer (0 / 1), as RUN: the kernel's partitions branch on BALANCE + RUN - 1
+    # (walk or one whole request), which a reading binds only where both are integers
+    constexprs = dict(BLOCK_H=BLOCK_H, CAUSAL=bool(causal) and s_q > 1,
+                      BALANCE=int(bool(balance)), RUN=1 if balance else int(run))
     if kernel in TMA_KERNELS:
         constexprs["TMA"] = int(bool(tma))
     return (h_kv * row_blocks(s_q, h_q, h_kv), parts), args, constexprs

@@ -46,6 +46,15 @@ What decode changes:
   last pair: each consumer stores its half (normalised in place, then cleared with the running
   max and sum), under an `if` that keeps the in-flight wgmmas in flight on the pairs that skip it
   (docs/lowering.md).
+- One program per request (BALANCE = False, RUN = 1: WALK = BALANCE + RUN - 1 is 0, the launch
+  full batches take) needs no walk: the partitions branch on the constexpr WALK into a loop over
+  the one request's pairs in which q is waited for once (index 0, before the loop, released after
+  it), the position masks read the pair index itself, and the output is stored once after the
+  loop. Per pair this saves each consumer q's wait, proxy fence and release and the walk's
+  bookkeeping (about 5 % of a consumer's instructions in the pair loop). Both loops call the same
+  pair helpers (copy_pair, scores0 / update0, scores1 / update1). WALK is a sum of integer
+  constexprs, so a reading binds it only where BALANCE and RUN are integers: the launcher passes
+  BALANCE as 0 / 1.
 - Pages instead of gathered indices: the producer reads the block-table entries of the pair's two
   pages and copies each page's 64 rows of kv head g; a position at or past the request's end
   loads as zeros (so P·V never meets the cache rows after seqlen, whatever they
@@ -163,15 +172,15 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head,
                      stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b,
                      seqlens_ptr, NP, b0, pp0, left0, sl0, rb, g, n_rows, heads_per_kv,
-                     BLOCK_H, TMA)),
+                     BLOCK_H, TMA, BALANCE + RUN - 1)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b,
                       stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr,
                       seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g,
-                      n_rows, heads_per_kv, BLOCK_H, CAUSAL, TMA, BALANCE)),
+                      n_rows, heads_per_kv, BLOCK_H, CAUSAL, TMA, BALANCE, BALANCE + RUN - 1)),
          (consumer1, (q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b,
                       stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, NP,
                       b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv,
-                      BLOCK_H, CAUSAL, TMA))],
+                      BLOCK_H, CAUSAL, TMA, BALANCE + RUN - 1))],
         [4, 4],
         [224 + 8 * TMA + 8 * TMA * CAUSAL * (1 - BALANCE), 224 + 8 * TMA])
 
@@ -199,9 +208,7 @@ def page_of(bt_row, tile, last_tile, seqlen):
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head,
              stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr,
              NP, b0, pp0, left0, sl0, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
-             TMA: tl.constexpr):
-    offs_d = tl.arange(0, D_HALF)
-    offs_t = tl.arange(0, D_TAIL)
+             TMA: tl.constexpr, WALK: tl.constexpr):
     r = block_rows(rb, n_rows, BLOCK_H)
     keep_q = row_valid(rb, n_rows, BLOCK_H)[:, None]
     qw = q.writer()
@@ -209,90 +216,119 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h,
     w0r = kv0r.writer()
     w1 = kv1.writer()
     w1l = kv1l.writer()
-    cb = b0      # the walk: pair p's request, its length, the pair's index pp in it (tiles
-    csl = sl0    # 2pp and 2pp + 1), and the request's pairs left from pair p on
-    pp = pp0
-    left = left0
-    for p in range(NP):
-        if left == 0:  # the previous pair was its request's last (never at p = 0: left0 >= 1)
-            cb, csl, pp, left = next_request(seqlens_ptr, cb)
-        last_tile = (csl + BK - 1) // BK - 1
-        bt_row = bt_ptr + cb.to(tl.int64) * stride_bt_b
-        # Q rows are staged once per segment: the slot keeps them while the request goes on.
-        slot = qw.acquire(p)
-        if (pp == 0) | (p == 0):
-            q_rows = q_row_ptrs(q_ptr + cb.to(tl.int64) * stride_q_b, stride_q_s, stride_q_h, r,
-                                g, heads_per_kv)
-            tl.store(tle.gpu.local_ptr(slot.q_l),
-                     tl.load(q_rows + offs_d[None, :], mask=keep_q, other=0.0))
-            tl.store(tle.gpu.local_ptr(slot.q_r),
-                     tl.load(q_rows + D_HALF + offs_d[None, :], mask=keep_q, other=0.0))
-        qw.commit(p)
-        if TMA:
-            # Each piece is a TMA box [1, BK, 1, width] of page `page`, kv head g, at token
-            # coordinate `shift` = n - BK (page_shift): rows past the request's end never arrive
-            # (the box's rows before the page are zeros), a partner tile's box (n = 0) is all
-            # zeros.
-            page0 = page_of(bt_row, 2 * pp, last_tile, csl)
-            page1 = page_of(bt_row, 2 * pp + 1, last_tile, csl)
-            shift0 = page_shift(0, csl, 2 * pp)
-            shift1 = page_shift(0, csl, 2 * pp + 1)
+    if WALK:
+        cb = b0      # the walk: pair p's request, its length, the pair's index pp in it (tiles
+        csl = sl0    # 2pp and 2pp + 1), and the request's pairs left from pair p on
+        pp = pp0
+        left = left0
+        for p in range(NP):
+            if left == 0:  # the previous pair was its request's last (never at p = 0)
+                cb, csl, pp, left = next_request(seqlens_ptr, cb)
+            last_tile = (csl + BK - 1) // BK - 1
+            bt_row = bt_ptr + cb.to(tl.int64) * stride_bt_b
+            # Q rows are staged once per segment: the slot keeps them while the request goes on.
+            slot = qw.acquire(p)
+            if (pp == 0) | (p == 0):
+                stage_q(slot, q_ptr, stride_q_b, stride_q_s, stride_q_h, cb, r, keep_q, g,
+                        heads_per_kv)
+            qw.commit(p)
+            copy_pair(p, pp, csl, last_tile, bt_row, w0, w0r, w1, w1l, k_head, stride_k_blk,
+                      stride_k_tok, k_desc, tail_desc, g, TMA)
+            pp = pp + 1
+            left = left - 1
+    else:
+        # One whole request (one program per request): its Q rows staged once, at q's index 0,
+        # and its pairs copied with no walk.
+        slot = qw.acquire(0)
+        stage_q(slot, q_ptr, stride_q_b, stride_q_s, stride_q_h, b0, r, keep_q, g, heads_per_kv)
+        qw.commit(0)
+        last_tile = (sl0 + BK - 1) // BK - 1
+        bt_row = bt_ptr + b0.to(tl.int64) * stride_bt_b
+        for p in range(NP):
+            copy_pair(p, p, sl0, last_tile, bt_row, w0, w0r, w1, w1l, k_head, stride_k_blk,
+                      stride_k_tok, k_desc, tail_desc, g, TMA)
 
-            slot = w0.acquire(p)
-            tle.gpu.tma_load(slot.kv_l, k_desc, [page0, shift0, g, 0])
-            tle.gpu.tma_load(slot.tkv, tail_desc, [page0, shift0, g, D_MAIN])
-            w0.commit(p)
 
-            slot = w1.acquire(p)
-            tle.gpu.tma_load(slot.kv_r, k_desc, [page1, shift1, g, D_HALF])
-            tle.gpu.tma_load(slot.tkv, tail_desc, [page1, shift1, g, D_MAIN])
-            w1.commit(p)
+def stage_q(slot, q_ptr, stride_q_b, stride_q_s, stride_q_h, b, r, keep_q, g, heads_per_kv):
+    """Store request ``b``'s Q rows ``r`` (their 512 main dims; rows that do not exist as zeros)
+    into q's slot ``slot``."""
+    offs_d = tl.arange(0, D_HALF)
+    q_rows = q_row_ptrs(q_ptr + b.to(tl.int64) * stride_q_b, stride_q_s, stride_q_h, r, g,
+                        heads_per_kv)
+    tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :], mask=keep_q,
+                                                  other=0.0))
+    tl.store(tle.gpu.local_ptr(slot.q_r), tl.load(q_rows + D_HALF + offs_d[None, :], mask=keep_q,
+                                                  other=0.0))
 
-            slot = w0r.acquire(p)
-            tle.gpu.tma_load(slot.kv_r, k_desc, [page0, shift0, g, D_HALF])
-            w0r.commit(p)
 
-            slot = w1l.acquire(p)
-            tle.gpu.tma_load(slot.kv_l, k_desc, [page1, shift1, g, 0])
-            w1l.commit(p)
-        else:
-            # Both pages' block-table entries are read before the first acquire, so their latency
-            # hides behind the wait for the previous pair's slots.
-            rows0, valid0 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * pp,
-                                      last_tile, csl)
-            rows1, valid1 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * pp + 1,
-                                      last_tile, csl)
-            keep0 = valid0[:, None]
-            keep1 = valid1[:, None]
+def copy_pair(p, pp, csl, last_tile, bt_row, w0, w0r, w1, w1l, k_head, stride_k_blk,
+              stride_k_tok, k_desc, tail_desc, g, TMA: tl.constexpr):
+    """Pair p's K pieces into kv0, kv1, kv0r, kv1l, in that order: tiles 2pp and 2pp + 1 of the
+    request of length csl whose block-table row is bt_row (last_tile its last tile)."""
+    offs_d = tl.arange(0, D_HALF)
+    offs_t = tl.arange(0, D_TAIL)
+    if TMA:
+        # Each piece is a TMA box [1, BK, 1, width] of page `page`, kv head g, at token
+        # coordinate `shift` = n - BK (page_shift): rows past the request's end never arrive
+        # (the box's rows before the page are zeros), a partner tile's box (n = 0) is all
+        # zeros.
+        page0 = page_of(bt_row, 2 * pp, last_tile, csl)
+        page1 = page_of(bt_row, 2 * pp + 1, last_tile, csl)
+        shift0 = page_shift(0, csl, 2 * pp)
+        shift1 = page_shift(0, csl, 2 * pp + 1)
 
-            # Fill order (FlashMLA's): each consumer's first QK piece first, then the pieces
-            # both read.
-            slot = w0.acquire(p)
-            tl.store(tle.gpu.local_ptr(slot.kv_l), tl.load(rows0 + offs_d[None, :], mask=keep0,
-                                                           other=0.0))
-            tl.store(tle.gpu.local_ptr(slot.tkv), tl.load(rows0 + D_MAIN + offs_t[None, :],
-                                                          mask=keep0, other=0.0))
-            w0.commit(p)
+        slot = w0.acquire(p)
+        tle.gpu.tma_load(slot.kv_l, k_desc, [page0, shift0, g, 0])
+        tle.gpu.tma_load(slot.tkv, tail_desc, [page0, shift0, g, D_MAIN])
+        w0.commit(p)
 
-            slot = w1.acquire(p)
-            tl.store(tle.gpu.local_ptr(slot.kv_r), tl.load(rows1 + D_HALF + offs_d[None, :],
-                                                           mask=keep1, other=0.0))
-            tl.store(tle.gpu.local_ptr(slot.tkv), tl.load(rows1 + D_MAIN + offs_t[None, :],
-                                                          mask=keep1, other=0.0))
-            w1.commit(p)
+        slot = w1.acquire(p)
+        tle.gpu.tma_load(slot.kv_r, k_desc, [page1, shift1, g, D_HALF])
+        tle.gpu.tma_load(slot.tkv, tail_desc, [page1, shift1, g, D_MAIN])
+        w1.commit(p)
 
-            slot = w0r.acquire(p)
-            tl.store(tle.gpu.local_ptr(slot.kv_r), tl.load(rows0 + D_HALF + offs_d[None, :],
-                                                           mask=keep0, other=0.0))
-            w0r.commit(p)
+        slot = w0r.acquire(p)
+        tle.gpu.tma_load(slot.kv_r, k_desc, [page0, shift0, g, D_HALF])
+        w0r.commit(p)
 
-            slot = w1l.acquire(p)
-            tl.store(tle.gpu.local_ptr(slot.kv_l), tl.load(rows1 + offs_d[None, :], mask=keep1,
-                                                           other=0.0))
-            w1l.commit(p)
-        pp = pp + 1
-        left = left - 1
+        slot = w1l.acquire(p)
+        tle.gpu.tma_load(slot.kv_l, k_desc, [page1, shift1, g, 0])
+        w1l.commit(p)
+    else:
+        # Both pages' block-table entries are read before the first acquire, so their latency
+        # hides behind the wait for the previous pair's slots.
+        rows0, valid0 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * pp,
+                                  last_tile, csl)
+        rows1, valid1 = page_rows(k_head, stride_k_blk, stride_k_tok, bt_row, 2 * pp + 1,
+                                  last_tile, csl)
+        keep0 = valid0[:, None]
+        keep1 = valid1[:, None]
 
+        # Fill order (FlashMLA's): each consumer's first QK piece first, then the pieces
+        # both read.
+        slot = w0.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.kv_l), tl.load(rows0 + offs_d[None, :], mask=keep0,
+                                                       other=0.0))
+        tl.store(tle.gpu.local_ptr(slot.tkv), tl.load(rows0 + D_MAIN + offs_t[None, :],
+                                                      mask=keep0, other=0.0))
+        w0.commit(p)
+
+        slot = w1.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.kv_r), tl.load(rows1 + D_HALF + offs_d[None, :],
+                                                       mask=keep1, other=0.0))
+        tl.store(tle.gpu.local_ptr(slot.tkv), tl.load(rows1 + D_MAIN + offs_t[None, :],
+                                                      mask=keep1, other=0.0))
+        w1.commit(p)
+
+        slot = w0r.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.kv_r), tl.load(rows0 + D_HALF + offs_d[None, :],
+                                                       mask=keep0, other=0.0))
+        w0r.commit(p)
+
+        slot = w1l.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.kv_l), tl.load(rows1 + offs_d[None, :], mask=keep1,
+                                                       other=0.0))
+        w1l.commit(p)
 
 def q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, b, r, keep, g, heads_per_kv):
     """q's RoPE tail [BLOCK_H, D_TAIL] of request ``b``'s rows ``r`` (zeros for rows that do not
@@ -334,9 +370,8 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
               stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, NP,
               b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv,
               BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, TMA: tl.constexpr,
-              BALANCE: tl.constexpr):
+              BALANCE: tl.constexpr, WALK: tl.constexpr):
     qk_scale = sm_scale * LOG2E  # softmax in base 2: exp(x*sm_scale) == exp2(x*sm_scale*log2(e))
-    offs_k = tl.arange(0, BK)
     r = block_rows(rb, n_rows, BLOCK_H)
     keep = row_valid(rb, n_rows, BLOCK_H)
     q_tail = q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, b0, r, keep, g, heads_per_kv)
@@ -358,91 +393,46 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)  # lazy reference max (log2 units)
     l_i = tl.zeros([BLOCK_H], tl.float32)                 # running row sum of exp2(s - ref)
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, :256], unnormalised
-    for p in range(NP):
-        qres = qr.wait(p)
-        k0 = own.wait(p)
-        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.kv_l))))
-        s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.tkv))), s)
-        if p > 0:
-            # the previous pair's P1·V1_L was left in flight; it is queued before this QK
-            pr.release(p - 1)
-            peer.release(p - 1)
-        k0r = own_r.wait(p)
-        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(k0r.slot.kv_r))), s)
-        if CAUSAL and not BALANCE and TMA:
-            # a tile wholly before every row's limit skips the mask (as consumer1's), where
-            # consumer0 has the registers for the branch ([240, 232]: whole requests,
-            # the TMA producer) and it measured faster (causal; docs/decode.md)
-            if needs_mask((2 * pp + 1) * BK, csl, s_q, csl, CAUSAL):
-                lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
-                s = masked_by_position(s, 0, 2 * pp, page_shift(0, csl, 2 * pp), lim, CAUSAL)
-        else:
-            lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
-            if TMA:  # slot row r is position 2pp·BK + shift + r (page_shift)
-                s = masked_by_position(s, 0, 2 * pp, page_shift(0, csl, 2 * pp), lim, CAUSAL)
-            else:    # the same with shift 0: rows at or past seqlen were loaded as zeros
-                pos = (2 * pp) * BK + offs_k
-                # sm_scale > 0 keeps the max
-                s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
-        own_r.release(p)
-        qr.release(p)
+    if WALK:
+        for p in range(NP):
+            qres = qr.wait(p)
+            s, k0 = scores0(p, pp, csl, qres.slot, q_tail, own, own_r, peer, pr, s_q, r,
+                            heads_per_kv, CAUSAL, TMA, BALANCE)
+            qr.release(p)
 
-        # Segment bookkeeping, where no wgmma is in flight (reading s waited for all of them):
-        # which request the next pair belongs to, and whether this pair ends one.
-        pb = cb    # this pair's request and whether it is whole in this part
-        pwhole = whole
-        ends = (left == 1) & (p + 1 < NP)  # the pair ends its request, and the part goes on
-        pp = pp + 1
-        left = left - 1
-        if ends:
-            cb, csl, pp, left = next_request(seqlens_ptr, cb)
-            whole = left <= NP - (p + 1)   # it starts in this part: whole iff it ends here too
-            q_tail = q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, cb, r, keep, g,
-                               heads_per_kv)
+            # Segment bookkeeping, where no wgmma is in flight (reading s waited for all of
+            # them): which request the next pair belongs to, and whether this pair ends one.
+            pb = cb    # this pair's request and whether it is whole in this part
+            pwhole = whole
+            ends = (left == 1) & (p + 1 < NP)  # the pair ends its request, and the part goes on
+            pp = pp + 1
+            left = left - 1
+            if ends:
+                cb, csl, pp, left = next_request(seqlens_ptr, cb)
+                whole = left <= NP - (p + 1)   # it starts in this part: whole iff it ends here
+                q_tail = q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, cb, r, keep, g,
+                                   heads_per_kv)
 
-        mx0 = tl.max(s, 1) * qk_scale
-        mslot = mw.acquire(p)
-        tl.store(tle.gpu.local_ptr(mslot.m), mx0)
-        mw.commit(p)
-        r0 = lazy_ref(ref, mx0)
-        r0_use = shift_of(r0)
-        alpha0 = tl.exp2(ref - r0_use)
-        p0 = tl.exp2(s * qk_scale - r0_use[:, None])
-        sum0 = tl.sum(p0, 1)
-        acc = tle.gpu.scale_rows(acc, alpha0)
-        acc = tl.dot(p0.to(tl.bfloat16), tl.load(tle.gpu.local_ptr(k0.slot.kv_l)), acc)
-
-        own.release(p)
-        mres = mr.wait(p)
-        r_new = tl.load(tle.gpu.local_ptr(mres.slot.m))
-        mr.release(p)
-        r_use = shift_of(r_new)
-        beta = rebase(r0, r_use)
-        pslot = pw.acquire(p)
-        tl.store(tle.gpu.local_ptr(pslot.sS), tle.gpu.scale_rows(p0, beta).to(tl.bfloat16))
-        tl.store(tle.gpu.local_ptr(pslot.row_sum), sum0)
-        pw.commit(p)
-        acc = tle.gpu.scale_rows(acc, beta)
-
-        pres = pr.wait(p)
-        k1 = peer.wait(p)
-        acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
-                     tl.load(tle.gpu.local_ptr(k1.slot.kv_l)), acc)
-        sum1 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
-
-        l_i = (l_i * alpha0 + sum0) * beta + sum1
-        ref = r_new
-        if ends:
-            # the pair ends its request's segment: store it (normalised in place, so no second
-            # accumulator's registers) and start the next request from nothing
-            acc = normalized(acc, l_i)
-            flush_segment(acc, l_i, ref, out_ptr, lse_ptr, opart_ptr, lpart_ptr, pb, pwhole, r,
-                          keep, g, heads_per_kv, s_q, h_kv, rb, n_rows, BLOCK_H, True)
-            acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
-            ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
-            l_i = tl.zeros([BLOCK_H], tl.float32)
+            acc, l_i, ref = update0(p, s, k0, own, mw, mr, pw, pr, peer, acc, l_i, ref,
+                                    qk_scale)
+            if ends:
+                # the pair ends its request's segment: store it (normalised in place, so no
+                # second accumulator's registers) and start the next request from nothing
+                acc = normalized(acc, l_i)
+                flush_segment(acc, l_i, ref, out_ptr, lse_ptr, opart_ptr, lpart_ptr, pb, pwhole,
+                              r, keep, g, heads_per_kv, s_q, h_kv, rb, n_rows, BLOCK_H, True)
+                acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
+                ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
+                l_i = tl.zeros([BLOCK_H], tl.float32)
+    else:
+        # One whole request: q waited for once, no walk, its output stored after the loop.
+        qres = qr.wait(0)
+        for p in range(NP):
+            s, k0 = scores0(p, p, sl0, qres.slot, q_tail, own, own_r, peer, pr, s_q, r,
+                            heads_per_kv, CAUSAL, TMA, BALANCE)
+            acc, l_i, ref = update0(p, s, k0, own, mw, mr, pw, pr, peer, acc, l_i, ref,
+                                    qk_scale)
+        qr.release(0)
     if NP > 0:
         pr.release(NP - 1)
         peer.release(NP - 1)
@@ -452,12 +442,85 @@ def consumer0(q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
                       rb, n_rows, BLOCK_H, True)
 
 
+def scores0(p, pp, csl, qslot, q_tail, own, own_r, peer, pr, s_q, r, heads_per_kv,
+            CAUSAL: tl.constexpr, TMA: tl.constexpr, BALANCE: tl.constexpr):
+    """consumer0's scores of pair p (tile 2pp of the request of length csl), masked, and kv0's
+    wait result: Q·K0ᵀ over the 512 main dims and the tail, with the previous pair's prob1 and
+    kv1l released between the two QK halves (its P1·V1_L, left in flight, is queued before
+    this QK) and kv0r released once read."""
+    offs_k = tl.arange(0, BK)
+    k0 = own.wait(p)
+    s = tl.dot(tl.load(tle.gpu.local_ptr(qslot.q_l)),
+               tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.kv_l))))
+    s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k0.slot.tkv))), s)
+    if p > 0:
+        # the previous pair's P1·V1_L was left in flight; it is queued before this QK
+        pr.release(p - 1)
+        peer.release(p - 1)
+    k0r = own_r.wait(p)
+    s = tl.dot(tl.load(tle.gpu.local_ptr(qslot.q_r)),
+               tl.trans(tl.load(tle.gpu.local_ptr(k0r.slot.kv_r))), s)
+    if CAUSAL and not BALANCE and TMA:
+        # a tile wholly before every row's limit skips the mask (as consumer1's), where
+        # consumer0 has the registers for the branch ([240, 232]: whole requests,
+        # the TMA producer) and it measured faster (causal; docs/decode.md)
+        if needs_mask((2 * pp + 1) * BK, csl, s_q, csl, CAUSAL):
+            lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
+            s = masked_by_position(s, 0, 2 * pp, page_shift(0, csl, 2 * pp), lim, CAUSAL)
+    else:
+        lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
+        if TMA:  # slot row r is position 2pp·BK + shift + r (page_shift)
+            s = masked_by_position(s, 0, 2 * pp, page_shift(0, csl, 2 * pp), lim, CAUSAL)
+        else:    # the same with shift 0: rows at or past seqlen were loaded as zeros
+            pos = (2 * pp) * BK + offs_k
+            # sm_scale > 0 keeps the max
+            s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
+    own_r.release(p)
+    return s, k0
+
+
+def update0(p, s, k0, own, mw, mr, pw, pr, peer, acc, l_i, ref, qk_scale):
+    """consumer0's pair p after its scores ``s``: publish the row max, P0·V0_L, take consumer1's
+    max, hand P0 (rescaled to it) and its row sum over, then P1·V1_L (left in flight across the
+    loop's back-edge); the new (acc, l_i, ref)."""
+    mx0 = tl.max(s, 1) * qk_scale
+    mslot = mw.acquire(p)
+    tl.store(tle.gpu.local_ptr(mslot.m), mx0)
+    mw.commit(p)
+    r0 = lazy_ref(ref, mx0)
+    r0_use = shift_of(r0)
+    alpha0 = tl.exp2(ref - r0_use)
+    p0 = tl.exp2(s * qk_scale - r0_use[:, None])
+    sum0 = tl.sum(p0, 1)
+    acc = tle.gpu.scale_rows(acc, alpha0)
+    acc = tl.dot(p0.to(tl.bfloat16), tl.load(tle.gpu.local_ptr(k0.slot.kv_l)), acc)
+
+    own.release(p)
+    mres = mr.wait(p)
+    r_new = tl.load(tle.gpu.local_ptr(mres.slot.m))
+    mr.release(p)
+    r_use = shift_of(r_new)
+    beta = rebase(r0, r_use)
+    pslot = pw.acquire(p)
+    tl.store(tle.gpu.local_ptr(pslot.sS), tle.gpu.scale_rows(p0, beta).to(tl.bfloat16))
+    tl.store(tle.gpu.local_ptr(pslot.row_sum), sum0)
+    pw.commit(p)
+    acc = tle.gpu.scale_rows(acc, beta)
+
+    pres = pr.wait(p)
+    k1 = peer.wait(p)
+    acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
+                 tl.load(tle.gpu.local_ptr(k1.slot.kv_l)), acc)
+    sum1 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
+    l_i = (l_i * alpha0 + sum0) * beta + sum1
+    return acc, l_i, r_new
+
+
 def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b, stride_q_s,
               stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, NP, b0, pp0, left0,
               sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
-              CAUSAL: tl.constexpr, TMA: tl.constexpr):
+              CAUSAL: tl.constexpr, TMA: tl.constexpr, WALK: tl.constexpr):
     qk_scale = sm_scale * LOG2E
-    offs_k = tl.arange(0, BK)
     r = block_rows(rb, n_rows, BLOCK_H)
     keep = row_valid(rb, n_rows, BLOCK_H)
     q_tail = q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, b0, r, keep, g, heads_per_kv)
@@ -479,84 +542,112 @@ def consumer1(q, kv1, kv1l, kv0r, max0, max1, prob0, prob1, q_ptr, stride_q_b, s
     ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
     l_i = tl.zeros([BLOCK_H], tl.float32)
     acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)         # O[:, 256:], unnormalised
-    for p in range(NP):
-        qres = qr.wait(p)
-        k1 = own.wait(p)
-        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_r)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_r))))
-        s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.tkv))), s)
-        k1l = own_l.wait(p)
-        s = tl.dot(tl.load(tle.gpu.local_ptr(qres.slot.q_l)),
-                   tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))), s)
-        if needs_mask((2 * pp + 2) * BK, csl, s_q, csl, CAUSAL):
-            lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
-            if TMA:
-                s = masked_by_position(s, 0, 2 * pp + 1, page_shift(0, csl, 2 * pp + 1), lim,
-                                       CAUSAL)
-            else:
-                pos = (2 * pp + 1) * BK + offs_k
-                s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
-        own_l.release(p)
-        qr.release(p)
+    if WALK:
+        for p in range(NP):
+            qres = qr.wait(p)
+            s, k1 = scores1(p, pp, csl, qres.slot, q_tail, own, own_l, s_q, r, heads_per_kv,
+                            CAUSAL, TMA)
+            qr.release(p)
 
-        # segment bookkeeping, as consumer0's (both keep the same ref and l_i)
-        pb = cb    # this pair's request and whether it is whole in this part
-        pwhole = whole
-        ends = (left == 1) & (p + 1 < NP)  # the pair ends its request, and the part goes on
-        pp = pp + 1
-        left = left - 1
-        if ends:
-            cb, csl, pp, left = next_request(seqlens_ptr, cb)
-            whole = left <= NP - (p + 1)   # it starts in this part: whole iff it ends here too
-            q_tail = q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, cb, r, keep, g,
-                               heads_per_kv)
+            # segment bookkeeping, as consumer0's (both keep the same ref and l_i)
+            pb = cb    # this pair's request and whether it is whole in this part
+            pwhole = whole
+            ends = (left == 1) & (p + 1 < NP)  # the pair ends its request, and the part goes on
+            pp = pp + 1
+            left = left - 1
+            if ends:
+                cb, csl, pp, left = next_request(seqlens_ptr, cb)
+                whole = left <= NP - (p + 1)   # it starts in this part: whole iff it ends here
+                q_tail = q_tail_of(q_ptr, stride_q_b, stride_q_s, stride_q_h, cb, r, keep, g,
+                                   heads_per_kv)
 
-        mx1 = tl.max(s, 1) * qk_scale
-        mres = mr.wait(p)
-        mx0 = tl.load(tle.gpu.local_ptr(mres.slot.m))
-        mr.release(p)
-        r0 = lazy_ref(ref, mx0)
-        r_new = lazy_ref(r0, mx1)
-        mslot = mw.acquire(p)
-        tl.store(tle.gpu.local_ptr(mslot.m), r_new)
-        mw.commit(p)
-        r0_use = shift_of(r0)
-        r_use = shift_of(r_new)
-        alpha0 = tl.exp2(ref - r0_use)
-        beta = rebase(r0, r_use)
-        p1 = tl.exp2(s * qk_scale - r_use[:, None])
-        sum1 = tl.sum(p1, 1)
-        p1 = p1.to(tl.bfloat16)
-        pslot = pw.acquire(p)
-        tl.store(tle.gpu.local_ptr(pslot.sS), p1)
-        tl.store(tle.gpu.local_ptr(pslot.row_sum), sum1)
-        pw.commit(p)
-
-        acc = tle.gpu.scale_rows(acc, tl.exp2(ref - r_use))
-        acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc)
-        pres = pr.wait(p)
-        k0r = peer.wait(p)
-        acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
-                     tl.load(tle.gpu.local_ptr(k0r.slot.kv_r)), acc)
-        sum0 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
-        own.release(p)
-        pr.release(p)
-        peer.release(p)
-
-        l_i = (l_i * alpha0 + sum0) * beta + sum1
-        ref = r_new
-        if ends:
-            acc = normalized(acc, l_i)
-            flush_segment(acc, l_i, ref, out_ptr + D_HALF, out_ptr, opart_ptr + D_HALF,
-                          opart_ptr, pb, pwhole, r, keep, g, heads_per_kv, s_q, h_kv, rb, n_rows,
-                          BLOCK_H, False)
-            acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
-            ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
-            l_i = tl.zeros([BLOCK_H], tl.float32)
+            acc, l_i, ref = update1(p, s, k1, own, mw, mr, pw, pr, peer, acc, l_i, ref,
+                                    qk_scale)
+            if ends:
+                acc = normalized(acc, l_i)
+                flush_segment(acc, l_i, ref, out_ptr + D_HALF, out_ptr, opart_ptr + D_HALF,
+                              opart_ptr, pb, pwhole, r, keep, g, heads_per_kv, s_q, h_kv, rb,
+                              n_rows, BLOCK_H, False)
+                acc = tl.zeros([BLOCK_H, D_HALF], tl.float32)
+                ref = tl.full([BLOCK_H], float("-inf"), tl.float32)
+                l_i = tl.zeros([BLOCK_H], tl.float32)
+    else:
+        # One whole request: q waited for once, no walk, its output stored after the loop.
+        qres = qr.wait(0)
+        for p in range(NP):
+            s, k1 = scores1(p, p, sl0, qres.slot, q_tail, own, own_l, s_q, r, heads_per_kv,
+                            CAUSAL, TMA)
+            acc, l_i, ref = update1(p, s, k1, own, mw, mr, pw, pr, peer, acc, l_i, ref,
+                                    qk_scale)
+        qr.release(0)
     if NP > 0:
         flush_segment(normalized(acc, l_i), l_i, ref, out_ptr + D_HALF, out_ptr,
                       opart_ptr + D_HALF, opart_ptr, cb, whole, r,
                       keep, g, heads_per_kv, s_q, h_kv, rb, n_rows, BLOCK_H, False)
+
+
+def scores1(p, pp, csl, qslot, q_tail, own, own_l, s_q, r, heads_per_kv, CAUSAL: tl.constexpr,
+            TMA: tl.constexpr):
+    """consumer1's scores of pair p (tile 2pp + 1 of the request of length csl), masked where
+    the tile reaches a row's limit (needs_mask), and kv1's wait result; kv1l released once
+    read."""
+    offs_k = tl.arange(0, BK)
+    k1 = own.wait(p)
+    s = tl.dot(tl.load(tle.gpu.local_ptr(qslot.q_r)),
+               tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.kv_r))))
+    s = tl.dot(q_tail, tl.trans(tl.load(tle.gpu.local_ptr(k1.slot.tkv))), s)
+    k1l = own_l.wait(p)
+    s = tl.dot(tl.load(tle.gpu.local_ptr(qslot.q_l)),
+               tl.trans(tl.load(tle.gpu.local_ptr(k1l.slot.kv_l))), s)
+    if needs_mask((2 * pp + 2) * BK, csl, s_q, csl, CAUSAL):
+        lim = row_limit(csl, s_q, csl, r, heads_per_kv, CAUSAL)
+        if TMA:
+            s = masked_by_position(s, 0, 2 * pp + 1, page_shift(0, csl, 2 * pp + 1), lim,
+                                   CAUSAL)
+        else:
+            pos = (2 * pp + 1) * BK + offs_k
+            s = tl.where(pos[None, :] < lim[:, None], s, float("-inf"))
+    own_l.release(p)
+    return s, k1
+
+
+def update1(p, s, k1, own, mw, mr, pw, pr, peer, acc, l_i, ref, qk_scale):
+    """consumer1's pair p after its scores ``s``: take consumer0's max, publish the new one,
+    hand P1 and its row sum over, P1·V1_R, then P0·V0_R; kv1, prob0 and kv0r released; the new
+    (acc, l_i, ref)."""
+    mx1 = tl.max(s, 1) * qk_scale
+    mres = mr.wait(p)
+    mx0 = tl.load(tle.gpu.local_ptr(mres.slot.m))
+    mr.release(p)
+    r0 = lazy_ref(ref, mx0)
+    r_new = lazy_ref(r0, mx1)
+    mslot = mw.acquire(p)
+    tl.store(tle.gpu.local_ptr(mslot.m), r_new)
+    mw.commit(p)
+    r0_use = shift_of(r0)
+    r_use = shift_of(r_new)
+    alpha0 = tl.exp2(ref - r0_use)
+    beta = rebase(r0, r_use)
+    p1 = tl.exp2(s * qk_scale - r_use[:, None])
+    sum1 = tl.sum(p1, 1)
+    p1 = p1.to(tl.bfloat16)
+    pslot = pw.acquire(p)
+    tl.store(tle.gpu.local_ptr(pslot.sS), p1)
+    tl.store(tle.gpu.local_ptr(pslot.row_sum), sum1)
+    pw.commit(p)
+
+    acc = tle.gpu.scale_rows(acc, tl.exp2(ref - r_use))
+    acc = tl.dot(p1, tl.load(tle.gpu.local_ptr(k1.slot.kv_r)), acc)
+    pres = pr.wait(p)
+    k0r = peer.wait(p)
+    acc = tl.dot(tl.load(tle.gpu.local_ptr(pres.slot.sS)),
+                 tl.load(tle.gpu.local_ptr(k0r.slot.kv_r)), acc)
+    sum0 = tl.load(tle.gpu.local_ptr(pres.slot.row_sum))
+    own.release(p)
+    pr.release(p)
+    peer.release(p)
+    l_i = (l_i * alpha0 + sum0) * beta + sum1
+    return acc, l_i, r_new
 
 
 DEFAULT_CONFIG = {
@@ -576,7 +667,7 @@ DEFAULT_CONFIG = {
         "BLOCK_H": "constexpr", "CAUSAL": "constexpr", "BALANCE": "constexpr",
         "TMA": "constexpr", "RUN": "constexpr",
     },
-    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "BALANCE": True, "TMA": 0, "RUN": 1},
+    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "BALANCE": 1, "TMA": 0, "RUN": 1},
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("h_kv * cdiv(s_q * h_q // h_kv, BLOCK_H)", "P"),
 }

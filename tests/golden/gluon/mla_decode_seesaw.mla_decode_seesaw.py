@@ -45,12 +45,13 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
     # partition 'producer': 4 warps (default partition)
     BLOCK_H: gl.constexpr = 64
     TMA: gl.constexpr = 0
-    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
+    WALK: gl.constexpr = 1
+    L0: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
+    L1: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    _block_rows40_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    _block_rows40_r = ((rb * 64) + gl.arange(0, 64, layout=L0))
     r = gl.where((_block_rows40_r < n_rows), _block_rows40_r, 0)
-    keep_q = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)[:, None]
+    keep_q = (((rb * 64) + gl.arange(0, 64, layout=L0)) < n_rows)[:, None]
     cb = b0
     csl = sl0
     pp = pp0
@@ -69,54 +70,58 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
         bt_row = (bt_ptr + (cb.to(gl.int64) * stride_bt_b))
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
         if ((pp == 0) | (p == 0)):
-            _q_row_ptrs46_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
-            q_rows = (_q_row_ptrs46_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
-            async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
+            _stage_q46_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _stage_q46__t48 = cb.to(gl.int64)
+            _q_row_ptrs49_q_base = (q_ptr + (_stage_q46__t48 * stride_q_b))
+            _stage_q46_q_rows = (_q_row_ptrs49_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            async_copy.async_copy_global_to_shared(q_q_l.index(0), (_stage_q46_q_rows + _stage_q46_offs_d[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
+            async_copy.async_copy_global_to_shared(q_q_r.index(0), ((_stage_q46_q_rows + D_HALF) + _stage_q46_offs_d[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
-        _page_rows48_tile = (2 * pp)
-        _page_of49__t50 = gl.where((_page_rows48_tile < last_tile), _page_rows48_tile, last_tile)
-        _page_of49__t51 = gl.maximum(_page_of49__t50, 0)
-        _page_of49_entry = _page_of49__t51
-        _page_of49__t52 = gl.load((bt_row + _page_of49_entry), mask=(csl > 0), other=0)
-        _page_rows48__t53 = _page_of49__t52.to(gl.int64)
-        _page_rows48_page = _page_rows48__t53
-        _page_rows48_offs_k = gl.arange(0, BK, layout=L1)
-        _page_rows48_valid = (((_page_rows48_tile * BK) + _page_rows48_offs_k) < csl)
-        _kv_rows55_kv_ptr = (k_head + (_page_rows48_page * stride_k_blk))
-        _kv_rows55__t56 = gl.where(_page_rows48_valid, _page_rows48_offs_k, 0)
-        _kv_rows55__t57 = _kv_rows55__t56.to(gl.int64)
-        rows0 = (_kv_rows55_kv_ptr + (_kv_rows55__t57[:, None] * stride_k_tok))
-        valid0 = _page_rows48_valid
-        _page_rows58_tile = ((2 * pp) + 1)
-        _page_of59__t60 = gl.where((_page_rows58_tile < last_tile), _page_rows58_tile, last_tile)
-        _page_of59__t61 = gl.maximum(_page_of59__t60, 0)
-        _page_of59_entry = _page_of59__t61
-        _page_of59__t62 = gl.load((bt_row + _page_of59_entry), mask=(csl > 0), other=0)
-        _page_rows58__t63 = _page_of59__t62.to(gl.int64)
-        _page_rows58_page = _page_rows58__t63
-        _page_rows58_offs_k = gl.arange(0, BK, layout=L1)
-        _page_rows58_valid = (((_page_rows58_tile * BK) + _page_rows58_offs_k) < csl)
-        _kv_rows65_kv_ptr = (k_head + (_page_rows58_page * stride_k_blk))
-        _kv_rows65__t66 = gl.where(_page_rows58_valid, _page_rows58_offs_k, 0)
-        _kv_rows65__t67 = _kv_rows65__t66.to(gl.int64)
-        rows1 = (_kv_rows65_kv_ptr + (_kv_rows65__t67[:, None] * stride_k_tok))
-        valid1 = _page_rows58_valid
-        keep0 = valid0[:, None]
-        keep1 = valid1[:, None]
+        _copy_pair57_offs_d = gl.arange(0, D_HALF, layout=L2)
+        _copy_pair57_offs_t = gl.arange(0, D_TAIL, layout=L2)
+        _page_rows60_tile = (2 * pp)
+        _page_of61__t62 = gl.where((_page_rows60_tile < last_tile), _page_rows60_tile, last_tile)
+        _page_of61__t63 = gl.maximum(_page_of61__t62, 0)
+        _page_of61_entry = _page_of61__t63
+        _page_of61__t64 = gl.load((bt_row + _page_of61_entry), mask=(csl > 0), other=0)
+        _page_rows60__t65 = _page_of61__t64.to(gl.int64)
+        _page_rows60_page = _page_rows60__t65
+        _page_rows60_offs_k = gl.arange(0, BK, layout=L0)
+        _page_rows60_valid = (((_page_rows60_tile * BK) + _page_rows60_offs_k) < csl)
+        _kv_rows67_kv_ptr = (k_head + (_page_rows60_page * stride_k_blk))
+        _kv_rows67__t68 = gl.where(_page_rows60_valid, _page_rows60_offs_k, 0)
+        _kv_rows67__t69 = _kv_rows67__t68.to(gl.int64)
+        _copy_pair57_rows0 = (_kv_rows67_kv_ptr + (_kv_rows67__t69[:, None] * stride_k_tok))
+        _copy_pair57_valid0 = _page_rows60_valid
+        _page_rows70_tile = ((2 * pp) + 1)
+        _page_of71__t72 = gl.where((_page_rows70_tile < last_tile), _page_rows70_tile, last_tile)
+        _page_of71__t73 = gl.maximum(_page_of71__t72, 0)
+        _page_of71_entry = _page_of71__t73
+        _page_of71__t74 = gl.load((bt_row + _page_of71_entry), mask=(csl > 0), other=0)
+        _page_rows70__t75 = _page_of71__t74.to(gl.int64)
+        _page_rows70_page = _page_rows70__t75
+        _page_rows70_offs_k = gl.arange(0, BK, layout=L0)
+        _page_rows70_valid = (((_page_rows70_tile * BK) + _page_rows70_offs_k) < csl)
+        _kv_rows77_kv_ptr = (k_head + (_page_rows70_page * stride_k_blk))
+        _kv_rows77__t78 = gl.where(_page_rows70_valid, _page_rows70_offs_k, 0)
+        _kv_rows77__t79 = _kv_rows77__t78.to(gl.int64)
+        _copy_pair57_rows1 = (_kv_rows77_kv_ptr + (_kv_rows77__t79[:, None] * stride_k_tok))
+        _copy_pair57_valid1 = _page_rows70_valid
+        _copy_pair57_keep0 = _copy_pair57_valid0[:, None]
+        _copy_pair57_keep1 = _copy_pair57_valid1[:, None]
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
-        async_copy.async_copy_global_to_shared(kv0_kv_l.index(0), (rows0 + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep0)  # cp.async gather; arrives per thread at the commit
-        async_copy.async_copy_global_to_shared(kv0_tkv.index(0), ((rows0 + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep0)  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(kv0_kv_l.index(0), (_copy_pair57_rows0 + _copy_pair57_offs_d[None, :]), mask=_copy_pair57_keep0)  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(kv0_tkv.index(0), ((_copy_pair57_rows0 + D_MAIN) + _copy_pair57_offs_t[None, :]), mask=_copy_pair57_keep0)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(kv0_full0.index(0), increment_count=False)
         mbarrier.wait(kv1_empty0.index(0), ((p) & 1) ^ 1)
-        async_copy.async_copy_global_to_shared(kv1_kv_r.index(0), ((rows1 + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep1)  # cp.async gather; arrives per thread at the commit
-        async_copy.async_copy_global_to_shared(kv1_tkv.index(0), ((rows1 + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep1)  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(kv1_kv_r.index(0), ((_copy_pair57_rows1 + D_HALF) + _copy_pair57_offs_d[None, :]), mask=_copy_pair57_keep1)  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(kv1_tkv.index(0), ((_copy_pair57_rows1 + D_MAIN) + _copy_pair57_offs_t[None, :]), mask=_copy_pair57_keep1)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(kv1_full0.index(0), increment_count=False)
         mbarrier.wait(kv0r_empty0.index(0), ((p) & 1) ^ 1)
-        async_copy.async_copy_global_to_shared(kv0r_kv_r.index(0), ((rows0 + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep0)  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(kv0r_kv_r.index(0), ((_copy_pair57_rows0 + D_HALF) + _copy_pair57_offs_d[None, :]), mask=_copy_pair57_keep0)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(kv0r_full0.index(0), increment_count=False)
         mbarrier.wait(kv1l_empty0.index(0), ((p) & 1) ^ 1)
-        async_copy.async_copy_global_to_shared(kv1l_kv_l.index(0), (rows1 + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep1)  # cp.async gather; arrives per thread at the commit
+        async_copy.async_copy_global_to_shared(kv1l_kv_l.index(0), (_copy_pair57_rows1 + _copy_pair57_offs_d[None, :]), mask=_copy_pair57_keep1)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(kv1l_full0.index(0), increment_count=False)
         pp = (pp + 1)
         left = (left - 1)
@@ -128,59 +133,66 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     BLOCK_H: gl.constexpr = 64
     CAUSAL: gl.constexpr = False
     TMA: gl.constexpr = 0
-    BALANCE: gl.constexpr = True
-    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    BALANCE: gl.constexpr = 1
+    WALK: gl.constexpr = 1
+    L0: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    L1: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L3: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
     L4: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows68_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows68_r < n_rows), _block_rows68_r, 0)
-    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of70__t71 = b0.to(gl.int64)
-    _q_row_ptrs72_q_base = (q_ptr + (_q_tail_of70__t71 * stride_q_b))
-    _q_tail_of70_rows = (_q_row_ptrs72_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of70_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of70__t75 = _v1
-    q_tail = _q_tail_of70__t75
+    _block_rows106_r = ((rb * 64) + gl.arange(0, 64, layout=L0))
+    r = gl.where((_block_rows106_r < n_rows), _block_rows106_r, 0)
+    keep = (((rb * 64) + gl.arange(0, 64, layout=L0)) < n_rows)
+    _q_tail_of108__t109 = b0.to(gl.int64)
+    _q_row_ptrs110_q_base = (q_ptr + (_q_tail_of108__t109 * stride_q_b))
+    _q_tail_of108_rows = (_q_row_ptrs110_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of108_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of108__t113 = _v1
+    q_tail = _q_tail_of108__t113
     cb = b0
     csl = sl0
     pp = pp0
     left = left0
     whole = whole0
-    ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
-    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
-    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
+    ref = gl.full((64,), float('-inf'), gl.float32, layout=L0)
+    l_i = gl.full((64,), 0, gl.float32, layout=L0)
+    acc = gl.full((64, D_HALF), 0, gl.float32, layout=L3)
     acc = warpgroup_mma_init(acc)  # in flight across the back-edge
     for p in range(NP):
         mbarrier.wait(q_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
+        _scores0114_offs_k = gl.arange(0, BK, layout=L2)
         mbarrier.wait(kv0_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [p], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
         _acc3 = warpgroup_mma(q_q_l.index(_z2), kv0_kv_l.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L4), use_acc=False, is_async=True)
-        s = _acc3
+        _scores0114__t122 = _acc3
+        _scores0114_s = _scores0114__t122
         _a4 = gl.convert_layout(q_tail, L5)
-        _acc5 = warpgroup_mma(_a4, kv0_tkv.index(_z2).permute((1, 0)), s, is_async=True)
-        s = _acc5
+        _acc5 = warpgroup_mma(_a4, kv0_tkv.index(_z2).permute((1, 0)), _scores0114_s, is_async=True)
+        _scores0114__t126 = _acc5
+        _scores0114_s = _scores0114__t126
         if (p > 0):
-            warpgroup_mma_wait(2, deps=[gl.full([256], 0, gl.int32, layout=L0)])  # prob1.release: a wgmma may still read the slot
+            acc = warpgroup_mma_wait(2, deps=[acc])  # prob1.release: a wgmma may still read the slot
             "named release: prob1"
-            warpgroup_mma_wait(2, deps=[gl.full([256], 0, gl.int32, layout=L0)])  # kv1l.release: a wgmma may still read the slot
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
+            acc = warpgroup_mma_init(acc)  # the if branch keeps the wgmmas in flight at the if
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), s, is_async=True)
-        s = _acc6
-        _row_limit76_lim = (csl + (r * 0))
-        lim = _row_limit76_lim
-        pos = (((2 * pp) * BK) + gl.arange(0, BK, layout=L2))
-        acc, s, _a4 = warpgroup_mma_wait(0, deps=[acc, s, _a4])  # s is read
-        s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
+        _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), _scores0114_s, is_async=True)
+        _scores0114__t135 = _acc6
+        _scores0114_s = _scores0114__t135
+        _row_limit136_lim = (csl + (r * 0))
+        _scores0114_lim = _row_limit136_lim
+        _scores0114_pos = (((2 * pp) * BK) + _scores0114_offs_k)
+        acc, _scores0114_s, _a4 = warpgroup_mma_wait(0, deps=[acc, _scores0114_s, _a4])  # _scores0114_s is read
+        _scores0114__t137 = gl.where((_scores0114_pos[None, :] < _scores0114_lim[:, None]), _scores0114_s, float('-inf'))
+        _scores0114_s = _scores0114__t137
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
+        s = _scores0114_s
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
         pwhole = whole
@@ -188,127 +200,147 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request77_nb = (cb + 1)
-            _next_request77__t78 = gl.load((seqlens_ptr + _next_request77_nb))
-            _next_request77_nsl = _next_request77__t78
-            _request_pairs79__t80 = gl.maximum((((((_next_request77_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request77_nb
-            csl = _next_request77_nsl
+            _next_request139_nb = (cb + 1)
+            _next_request139__t140 = gl.load((seqlens_ptr + _next_request139_nb))
+            _next_request139_nsl = _next_request139__t140
+            _request_pairs141__t142 = gl.maximum((((((_next_request139_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request139_nb
+            csl = _next_request139_nsl
             pp = gl.to_tensor(0)
-            left = _request_pairs79__t80
+            left = _request_pairs141__t142
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of81__t82 = cb.to(gl.int64)
-            _q_row_ptrs83_q_base = (q_ptr + (_q_tail_of81__t82 * stride_q_b))
-            _q_tail_of81_rows = (_q_row_ptrs83_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of81_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of81__t86 = _v7
-            q_tail = _q_tail_of81__t86
-        mx0 = (gl.max(s, 1) * qk_scale)
-        max0_m.index(0).store(mx0)
+            _q_tail_of143__t144 = cb.to(gl.int64)
+            _q_row_ptrs145_q_base = (q_ptr + (_q_tail_of143__t144 * stride_q_b))
+            _q_tail_of143_rows = (_q_row_ptrs145_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of143_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of143__t148 = _v7
+            q_tail = _q_tail_of143__t148
+        _update0149__t150 = gl.max(s, 1)
+        _update0149_mx0 = (_update0149__t150 * qk_scale)
+        max0_m.index(0).store(_update0149_mx0)
         gl.inline_asm_elementwise("bar.arrive 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.commit: named barrier, no empty side
-        r0 = gl.where((mx0 > (ref + TAU)), mx0, ref)
-        r0_use = gl.where((r0 == float('-inf')), 0.0, r0)
-        alpha0 = gl.exp2((ref - r0_use))
-        p0 = gl.exp2(((s * qk_scale) - r0_use[:, None]))
-        sum0 = gl.sum(p0, 1)
-        acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(alpha0[:, None], L3))
-        _a8 = gl.convert_layout(p0.to(gl.bfloat16), L6)
-        _acc9 = warpgroup_mma(_a8, kv0_kv_l.index(_z2), acc, is_async=True)
-        acc = _acc9
-        acc, _a8 = warpgroup_mma_wait(0, deps=[acc, _a8])  # kv0.release: a wgmma may still read the slot
+        _lazy_ref155__t156 = gl.where((_update0149_mx0 > (ref + TAU)), _update0149_mx0, ref)
+        _update0149_r0 = _lazy_ref155__t156
+        _shift_of157__t158 = gl.where((_update0149_r0 == float('-inf')), 0.0, _update0149_r0)
+        _update0149_r0_use = _shift_of157__t158
+        _update0149__t159 = gl.exp2((ref - _update0149_r0_use))
+        _update0149_alpha0 = _update0149__t159
+        _update0149__t160 = gl.exp2(((s * qk_scale) - _update0149_r0_use[:, None]))
+        _update0149_p0 = _update0149__t160
+        _update0149__t161 = gl.sum(_update0149_p0, 1)
+        _update0149_sum0 = _update0149__t161
+        _update0149__t162 = _tle_scale_rows_lazy32(acc, gl.convert_layout(_update0149_alpha0[:, None], L3))
+        _update0149_acc = _update0149__t162
+        _update0149__t163 = _update0149_p0.to(gl.bfloat16)
+        _a8 = gl.convert_layout(_update0149__t163, L6)
+        _acc9 = warpgroup_mma(_a8, kv0_kv_l.index(_z2), _update0149_acc, is_async=True)
+        _update0149__t166 = _acc9
+        _update0149_acc = _update0149__t166
+        _update0149_acc, _a8 = warpgroup_mma_wait(0, deps=[_update0149_acc, _a8])  # kv0.release: a wgmma may still read the slot
         mbarrier.arrive(kv0_empty0.index(0), count=1)
         gl.inline_asm_elementwise("bar.sync 14, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max1.wait: named barrier
-        _v10 = max1_m.index(0).load(L1)
-        r_new = _v10
+        _v10 = max1_m.index(0).load(L0)
+        _update0149__t170 = _v10
+        _update0149_r_new = _update0149__t170
         "named release: max1"
-        r_use = gl.where((r_new == float('-inf')), 0.0, r_new)
-        beta = gl.where((r0 == float('-inf')), 1.0, gl.exp2((r0 - r_use)))
-        prob0_sS.index(0).store(_tle_scale_rows_lazy32(p0, beta[:, None]).to(gl.bfloat16))
-        prob0_row_sum.index(0).store(sum0)
+        _shift_of172__t173 = gl.where((_update0149_r_new == float('-inf')), 0.0, _update0149_r_new)
+        _update0149_r_use = _shift_of172__t173
+        _rebase174__t175 = gl.exp2((_update0149_r0 - _update0149_r_use))
+        _rebase174__t176 = gl.where((_update0149_r0 == float('-inf')), 1.0, _rebase174__t175)
+        _update0149_beta = _rebase174__t176
+        _update0149__t179 = _tle_scale_rows_lazy32(_update0149_p0, _update0149_beta[:, None])
+        _update0149__t180 = _update0149__t179.to(gl.bfloat16)
+        prob0_sS.index(0).store(_update0149__t180)
+        prob0_row_sum.index(0).store(_update0149_sum0)
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         gl.inline_asm_elementwise("bar.arrive 13, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob0.commit: named barrier, no empty side
-        acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(beta[:, None], L3))
+        _update0149__t185 = _tle_scale_rows_lazy32(_update0149_acc, gl.convert_layout(_update0149_beta[:, None], L3))
+        _update0149_acc = _update0149__t185
         gl.inline_asm_elementwise("bar.sync 12, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob1.wait: named barrier
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _acc11 = warpgroup_mma(prob1_sS.index(_z2), kv1l_kv_l.index(_z2), acc, is_async=True)
-        acc = _acc11
-        _v12 = prob1_row_sum.index(0).load(L1)
-        sum1 = _v12
-        l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
-        ref = r_new
+        _acc11 = warpgroup_mma(prob1_sS.index(_z2), kv1l_kv_l.index(_z2), _update0149_acc, is_async=True)
+        _update0149__t192 = _acc11
+        _update0149_acc = _update0149__t192
+        _v12 = prob1_row_sum.index(0).load(L0)
+        _update0149__t194 = _v12
+        _update0149_sum1 = _update0149__t194
+        _update0149_l_i = ((((l_i * _update0149_alpha0) + _update0149_sum0) * _update0149_beta) + _update0149_sum1)
+        acc = _update0149_acc
+        l_i = _update0149_l_i
+        ref = _update0149_r_new
         if ends:
-            _normalized91_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            _normalized195_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-            acc = (acc * gl.convert_layout(_normalized91_inv_l[:, None], L3))
-            _flush_segment92_h_q = (h_kv * heads_per_kv)
+            acc = (acc * gl.convert_layout(_normalized195_inv_l[:, None], L3))
+            _flush_segment196_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment92__t93 = pb.to(gl.int64)
-                _row_offsets94_stride_s = (_flush_segment92_h_q * D_MAIN)
-                _store_half95_half_base = (out_ptr + (_flush_segment92__t93 * ((s_q * _flush_segment92_h_q) * D_MAIN)))
-                _store_half95_o_row = (((r // heads_per_kv) * _row_offsets94_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half95__t96 = acc.to(gl.bfloat16)
-                if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half95_half_base + _store_half95_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half95__t96, L4))  # 16-byte stores (lowering/acc_store.py)
+                _flush_segment196__t197 = pb.to(gl.int64)
+                _row_offsets198_stride_s = (_flush_segment196_h_q * D_MAIN)
+                _store_half199_half_base = (out_ptr + (_flush_segment196__t197 * ((s_q * _flush_segment196_h_q) * D_MAIN)))
+                _store_half199_o_row = (((r // heads_per_kv) * _row_offsets198_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half199__t200 = acc.to(gl.bfloat16)
+                if (((rb * 64) + 64) <= n_rows):
+                    _tle_store_acc(((_store_half199_half_base + _store_half199_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half199__t200, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half95_half_base + _store_half95_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half95__t96, L4), mask=keep[:, None])
-                _flush_segment92__t102 = pb.to(gl.int64)
-                _store_lse104_l_ptrs = ((lse_ptr + (_flush_segment92__t102 * (_flush_segment92_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-                _lse_of105__t106 = gl.log2(l_i)
-                _lse_of105__t107 = gl.where((l_i > 0), ((_lse_of105__t106 + ref) * LN2), float('inf'))
-                gl.store(_store_lse104_l_ptrs, _lse_of105__t107, mask=keep)
+                    gl.store(((_store_half199_half_base + _store_half199_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half199__t200, L4), mask=keep[:, None])
+                _flush_segment196__t206 = pb.to(gl.int64)
+                _store_lse208_l_ptrs = ((lse_ptr + (_flush_segment196__t206 * (_flush_segment196_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+                _lse_of209__t210 = gl.log2(l_i)
+                _lse_of209__t211 = gl.where((l_i > 0), ((_lse_of209__t210 + ref) * LN2), float('inf'))
+                gl.store(_store_lse208_l_ptrs, _lse_of209__t211, mask=keep)
             else:
-                _flush_segment92__t109 = gl.program_id(1)
-                _flush_segment92__t110 = (pb + _flush_segment92__t109).to(gl.int64)
-                _flush_segment92_slot = _flush_segment92__t110
-                _row_offsets111_stride_s = (_flush_segment92_h_q * D_MAIN)
-                _store_half112_half_base = (opart_ptr + (_flush_segment92_slot * ((s_q * _flush_segment92_h_q) * D_MAIN)))
-                _store_half112_o_row = (((r // heads_per_kv) * _row_offsets111_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half112_half_base + _store_half112_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
-                _store_lse116_l_ptrs = ((lpart_ptr + (_flush_segment92_slot * (s_q * _flush_segment92_h_q))) + (((r // heads_per_kv) * _flush_segment92_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-                _part_lse_of117__t118 = gl.log2(l_i)
-                _part_lse_of117__t119 = gl.where((l_i > 0), ((_part_lse_of117__t118 + ref) * LN2), float('-inf'))
-                gl.store(_store_lse116_l_ptrs, _part_lse_of117__t119, mask=keep)
-            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
-            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
-            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
+                _flush_segment196__t213 = gl.program_id(1)
+                _flush_segment196__t214 = (pb + _flush_segment196__t213).to(gl.int64)
+                _flush_segment196_slot = _flush_segment196__t214
+                _row_offsets215_stride_s = (_flush_segment196_h_q * D_MAIN)
+                _store_half216_half_base = (opart_ptr + (_flush_segment196_slot * ((s_q * _flush_segment196_h_q) * D_MAIN)))
+                _store_half216_o_row = (((r // heads_per_kv) * _row_offsets215_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half216_half_base + _store_half216_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _store_lse220_l_ptrs = ((lpart_ptr + (_flush_segment196_slot * (s_q * _flush_segment196_h_q))) + (((r // heads_per_kv) * _flush_segment196_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+                _part_lse_of221__t222 = gl.log2(l_i)
+                _part_lse_of221__t223 = gl.where((l_i > 0), ((_part_lse_of221__t222 + ref) * LN2), float('-inf'))
+                gl.store(_store_lse220_l_ptrs, _part_lse_of221__t223, mask=keep)
+            acc = gl.full((64, D_HALF), 0, gl.float32, layout=L3)
+            ref = gl.full((64,), float('-inf'), gl.float32, layout=L0)
+            l_i = gl.full((64,), 0, gl.float32, layout=L0)
             acc = warpgroup_mma_init(acc)  # the if branch keeps the wgmmas in flight at the if
     acc = warpgroup_mma_wait(0, deps=[acc])  # loop exit: wgmmas carried by the loop
     if (NP > 0):
         "named release: prob1"
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-        _normalized121__t122 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized121_inv_l = _normalized121__t122
-        _flush_segment123_out = (acc * gl.convert_layout(_normalized121_inv_l[:, None], L3))
-        _flush_segment123_h_q = (h_kv * heads_per_kv)
+        _normalized225__t226 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized225_inv_l = _normalized225__t226
+        _flush_segment227_out = (acc * gl.convert_layout(_normalized225_inv_l[:, None], L3))
+        _flush_segment227_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment123__t124 = cb.to(gl.int64)
-            _row_offsets125_stride_s = (_flush_segment123_h_q * D_MAIN)
-            _store_half126_half_base = (out_ptr + (_flush_segment123__t124 * ((s_q * _flush_segment123_h_q) * D_MAIN)))
-            _store_half126_o_row = (((r // heads_per_kv) * _row_offsets125_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half126__t127 = _flush_segment123_out.to(gl.bfloat16)
-            if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half126_half_base + _store_half126_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half126__t127, L4))  # 16-byte stores (lowering/acc_store.py)
+            _flush_segment227__t228 = cb.to(gl.int64)
+            _row_offsets229_stride_s = (_flush_segment227_h_q * D_MAIN)
+            _store_half230_half_base = (out_ptr + (_flush_segment227__t228 * ((s_q * _flush_segment227_h_q) * D_MAIN)))
+            _store_half230_o_row = (((r // heads_per_kv) * _row_offsets229_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half230__t231 = _flush_segment227_out.to(gl.bfloat16)
+            if (((rb * 64) + 64) <= n_rows):
+                _tle_store_acc(((_store_half230_half_base + _store_half230_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half230__t231, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half126_half_base + _store_half126_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half126__t127, L4), mask=keep[:, None])
-            _flush_segment123__t133 = cb.to(gl.int64)
-            _store_lse135_l_ptrs = ((lse_ptr + (_flush_segment123__t133 * (_flush_segment123_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-            _lse_of136__t137 = gl.log2(l_i)
-            _lse_of136__t138 = gl.where((l_i > 0), ((_lse_of136__t137 + ref) * LN2), float('inf'))
-            gl.store(_store_lse135_l_ptrs, _lse_of136__t138, mask=keep)
+                gl.store(((_store_half230_half_base + _store_half230_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half230__t231, L4), mask=keep[:, None])
+            _flush_segment227__t237 = cb.to(gl.int64)
+            _store_lse239_l_ptrs = ((lse_ptr + (_flush_segment227__t237 * (_flush_segment227_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+            _lse_of240__t241 = gl.log2(l_i)
+            _lse_of240__t242 = gl.where((l_i > 0), ((_lse_of240__t241 + ref) * LN2), float('inf'))
+            gl.store(_store_lse239_l_ptrs, _lse_of240__t242, mask=keep)
         else:
-            _flush_segment123__t140 = gl.program_id(1)
-            _flush_segment123__t141 = (cb + _flush_segment123__t140).to(gl.int64)
-            _flush_segment123_slot = _flush_segment123__t141
-            _row_offsets142_stride_s = (_flush_segment123_h_q * D_MAIN)
-            _store_half143_half_base = (opart_ptr + (_flush_segment123_slot * ((s_q * _flush_segment123_h_q) * D_MAIN)))
-            _store_half143_o_row = (((r // heads_per_kv) * _row_offsets142_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half143_half_base + _store_half143_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment123_out, L4), mask=keep[:, None])
-            _store_lse147_l_ptrs = ((lpart_ptr + (_flush_segment123_slot * (s_q * _flush_segment123_h_q))) + (((r // heads_per_kv) * _flush_segment123_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-            _part_lse_of148__t149 = gl.log2(l_i)
-            _part_lse_of148__t150 = gl.where((l_i > 0), ((_part_lse_of148__t149 + ref) * LN2), float('-inf'))
-            gl.store(_store_lse147_l_ptrs, _part_lse_of148__t150, mask=keep)
+            _flush_segment227__t244 = gl.program_id(1)
+            _flush_segment227__t245 = (cb + _flush_segment227__t244).to(gl.int64)
+            _flush_segment227_slot = _flush_segment227__t245
+            _row_offsets246_stride_s = (_flush_segment227_h_q * D_MAIN)
+            _store_half247_half_base = (opart_ptr + (_flush_segment227_slot * ((s_q * _flush_segment227_h_q) * D_MAIN)))
+            _store_half247_o_row = (((r // heads_per_kv) * _row_offsets246_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half247_half_base + _store_half247_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment227_out, L4), mask=keep[:, None])
+            _store_lse251_l_ptrs = ((lpart_ptr + (_flush_segment227_slot * (s_q * _flush_segment227_h_q))) + (((r // heads_per_kv) * _flush_segment227_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+            _part_lse_of252__t253 = gl.log2(l_i)
+            _part_lse_of252__t254 = gl.where((l_i > 0), ((_part_lse_of252__t253 + ref) * LN2), float('-inf'))
+            gl.store(_store_lse251_l_ptrs, _part_lse_of252__t254, mask=keep)
 
 
 @gluon.jit
@@ -317,57 +349,64 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     BLOCK_H: gl.constexpr = 64
     CAUSAL: gl.constexpr = False
     TMA: gl.constexpr = 0
-    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    WALK: gl.constexpr = 1
+    L0: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    L1: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L3: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
     L4: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows152_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows152_r < n_rows), _block_rows152_r, 0)
-    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of154__t155 = b0.to(gl.int64)
-    _q_row_ptrs156_q_base = (q_ptr + (_q_tail_of154__t155 * stride_q_b))
-    _q_tail_of154_rows = (_q_row_ptrs156_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of154_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of154__t159 = _v1
-    q_tail = _q_tail_of154__t159
+    _block_rows256_r = ((rb * 64) + gl.arange(0, 64, layout=L0))
+    r = gl.where((_block_rows256_r < n_rows), _block_rows256_r, 0)
+    keep = (((rb * 64) + gl.arange(0, 64, layout=L0)) < n_rows)
+    _q_tail_of258__t259 = b0.to(gl.int64)
+    _q_row_ptrs260_q_base = (q_ptr + (_q_tail_of258__t259 * stride_q_b))
+    _q_tail_of258_rows = (_q_row_ptrs260_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of258_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of258__t263 = _v1
+    q_tail = _q_tail_of258__t263
     cb = b0
     csl = sl0
     pp = pp0
     left = left0
     whole = whole0
-    ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
-    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
-    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
+    ref = gl.full((64,), float('-inf'), gl.float32, layout=L0)
+    l_i = gl.full((64,), 0, gl.float32, layout=L0)
+    acc = gl.full((64, D_HALF), 0, gl.float32, layout=L3)
     for p in range(NP):
         mbarrier.wait(q_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
+        _scores1264_offs_k = gl.arange(0, BK, layout=L2)
         mbarrier.wait(kv1_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [p], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
         _acc3 = warpgroup_mma(q_q_r.index(_z2), kv1_kv_r.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L4), use_acc=False, is_async=True)
-        s = _acc3
+        _scores1264__t272 = _acc3
+        _scores1264_s = _scores1264__t272
         _a4 = gl.convert_layout(q_tail, L5)
-        _acc5 = warpgroup_mma(_a4, kv1_tkv.index(_z2).permute((1, 0)), s, is_async=True)
-        s = _acc5
+        _acc5 = warpgroup_mma(_a4, kv1_tkv.index(_z2).permute((1, 0)), _scores1264_s, is_async=True)
+        _scores1264__t276 = _acc5
+        _scores1264_s = _scores1264__t276
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), s, is_async=True)
-        s = _acc6
-        _needs_mask160_end = (((2 * pp) + 2) * BK)
-        _needs_mask160_first = csl
-        if (_needs_mask160_end > csl):
-            _row_limit161_lim = (csl + (r * 0))
-            lim = _row_limit161_lim
-            pos = ((((2 * pp) + 1) * BK) + gl.arange(0, BK, layout=L2))
-            s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
-            s = gl.where((pos[None, :] < lim[:, None]), s, float('-inf'))
-            s = warpgroup_mma_init(s)  # the if branch keeps the wgmmas in flight at the if
-        s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # kv1l.release: a wgmma may still read the slot
+        _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), _scores1264_s, is_async=True)
+        _scores1264__t283 = _acc6
+        _scores1264_s = _scores1264__t283
+        _needs_mask284_end = (((2 * pp) + 2) * BK)
+        _needs_mask284_first = csl
+        if (_needs_mask284_end > csl):
+            _row_limit285_lim = (csl + (r * 0))
+            _scores1264_lim = _row_limit285_lim
+            _scores1264_pos = ((((2 * pp) + 1) * BK) + _scores1264_offs_k)
+            _scores1264_s, _a4 = warpgroup_mma_wait(0, deps=[_scores1264_s, _a4])  # _scores1264_s is read
+            _scores1264__t286 = gl.where((_scores1264_pos[None, :] < _scores1264_lim[:, None]), _scores1264_s, float('-inf'))
+            _scores1264_s = _scores1264__t286
+            _scores1264_s = warpgroup_mma_init(_scores1264_s)  # the if branch keeps the wgmmas in flight at the if
+        _scores1264_s, _a4 = warpgroup_mma_wait(0, deps=[_scores1264_s, _a4])  # kv1l.release: a wgmma may still read the slot
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
+        s = _scores1264_s
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
         pwhole = whole
@@ -375,112 +414,131 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request162_nb = (cb + 1)
-            _next_request162__t163 = gl.load((seqlens_ptr + _next_request162_nb))
-            _next_request162_nsl = _next_request162__t163
-            _request_pairs164__t165 = gl.maximum((((((_next_request162_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request162_nb
-            csl = _next_request162_nsl
+            _next_request288_nb = (cb + 1)
+            _next_request288__t289 = gl.load((seqlens_ptr + _next_request288_nb))
+            _next_request288_nsl = _next_request288__t289
+            _request_pairs290__t291 = gl.maximum((((((_next_request288_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request288_nb
+            csl = _next_request288_nsl
             pp = gl.to_tensor(0)
-            left = _request_pairs164__t165
+            left = _request_pairs290__t291
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of166__t167 = cb.to(gl.int64)
-            _q_row_ptrs168_q_base = (q_ptr + (_q_tail_of166__t167 * stride_q_b))
-            _q_tail_of166_rows = (_q_row_ptrs168_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of166_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of166__t171 = _v7
-            q_tail = _q_tail_of166__t171
-        mx1 = (gl.max(s, 1) * qk_scale)
+            _q_tail_of292__t293 = cb.to(gl.int64)
+            _q_row_ptrs294_q_base = (q_ptr + (_q_tail_of292__t293 * stride_q_b))
+            _q_tail_of292_rows = (_q_row_ptrs294_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of292_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of292__t297 = _v7
+            q_tail = _q_tail_of292__t297
+        _update1298__t299 = gl.max(s, 1)
+        _update1298_mx1 = (_update1298__t299 * qk_scale)
         gl.inline_asm_elementwise("bar.sync 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.wait: named barrier
-        _v8 = max0_m.index(0).load(L1)
-        mx0 = _v8
+        _v8 = max0_m.index(0).load(L0)
+        _update1298__t302 = _v8
+        _update1298_mx0 = _update1298__t302
         "named release: max0"
-        r0 = gl.where((mx0 > (ref + TAU)), mx0, ref)
-        r_new = gl.where((mx1 > (r0 + TAU)), mx1, r0)
-        max1_m.index(0).store(r_new)
+        _lazy_ref304__t305 = gl.where((_update1298_mx0 > (ref + TAU)), _update1298_mx0, ref)
+        _update1298_r0 = _lazy_ref304__t305
+        _lazy_ref306__t307 = gl.where((_update1298_mx1 > (_update1298_r0 + TAU)), _update1298_mx1, _update1298_r0)
+        _update1298_r_new = _lazy_ref306__t307
+        max1_m.index(0).store(_update1298_r_new)
         gl.inline_asm_elementwise("bar.arrive 14, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max1.commit: named barrier, no empty side
-        r0_use = gl.where((r0 == float('-inf')), 0.0, r0)
-        r_use = gl.where((r_new == float('-inf')), 0.0, r_new)
-        alpha0 = gl.exp2((ref - r0_use))
-        beta = gl.where((r0 == float('-inf')), 1.0, gl.exp2((r0 - r_use)))
-        p1 = gl.exp2(((s * qk_scale) - r_use[:, None]))
-        sum1 = gl.sum(p1, 1)
-        p1 = p1.to(gl.bfloat16)
-        prob1_sS.index(0).store(p1)
-        prob1_row_sum.index(0).store(sum1)
+        _shift_of312__t313 = gl.where((_update1298_r0 == float('-inf')), 0.0, _update1298_r0)
+        _update1298_r0_use = _shift_of312__t313
+        _shift_of314__t315 = gl.where((_update1298_r_new == float('-inf')), 0.0, _update1298_r_new)
+        _update1298_r_use = _shift_of314__t315
+        _update1298__t316 = gl.exp2((ref - _update1298_r0_use))
+        _update1298_alpha0 = _update1298__t316
+        _rebase317__t318 = gl.exp2((_update1298_r0 - _update1298_r_use))
+        _rebase317__t319 = gl.where((_update1298_r0 == float('-inf')), 1.0, _rebase317__t318)
+        _update1298_beta = _rebase317__t319
+        _update1298__t320 = gl.exp2(((s * qk_scale) - _update1298_r_use[:, None]))
+        _update1298_p1 = _update1298__t320
+        _update1298__t321 = gl.sum(_update1298_p1, 1)
+        _update1298_sum1 = _update1298__t321
+        _update1298__t322 = _update1298_p1.to(gl.bfloat16)
+        _update1298_p1 = _update1298__t322
+        prob1_sS.index(0).store(_update1298_p1)
+        prob1_row_sum.index(0).store(_update1298_sum1)
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         gl.inline_asm_elementwise("bar.arrive 12, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob1.commit: named barrier, no empty side
-        acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(gl.exp2((ref - r_use))[:, None], L3))
-        _a9 = gl.convert_layout(p1, L6)
-        _acc10 = warpgroup_mma(_a9, kv1_kv_r.index(_z2), acc, is_async=True)
-        acc = _acc10
+        _update1298__t329 = gl.exp2((ref - _update1298_r_use))
+        _update1298__t330 = _tle_scale_rows_lazy32(acc, gl.convert_layout(_update1298__t329[:, None], L3))
+        _update1298_acc = _update1298__t330
+        _a9 = gl.convert_layout(_update1298_p1, L6)
+        _acc10 = warpgroup_mma(_a9, kv1_kv_r.index(_z2), _update1298_acc, is_async=True)
+        _update1298__t333 = _acc10
+        _update1298_acc = _update1298__t333
         gl.inline_asm_elementwise("bar.sync 13, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob0.wait: named barrier
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _acc11 = warpgroup_mma(prob0_sS.index(_z2), kv0r_kv_r.index(_z2), acc, is_async=True)
-        acc = _acc11
-        _v12 = prob0_row_sum.index(0).load(L1)
-        sum0 = _v12
+        _acc11 = warpgroup_mma(prob0_sS.index(_z2), kv0r_kv_r.index(_z2), _update1298_acc, is_async=True)
+        _update1298__t340 = _acc11
+        _update1298_acc = _update1298__t340
+        _v12 = prob0_row_sum.index(0).load(L0)
+        _update1298__t342 = _v12
+        _update1298_sum0 = _update1298__t342
         _a9 = warpgroup_mma_wait(1, deps=[_a9])  # kv1.release: a wgmma may still read the slot
         mbarrier.arrive(kv1_empty0.index(0), count=1)
-        acc = warpgroup_mma_wait(0, deps=[acc])  # prob0.release: a wgmma may still read the slot
+        _update1298_acc = warpgroup_mma_wait(0, deps=[_update1298_acc])  # prob0.release: a wgmma may still read the slot
         "named release: prob0"
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
-        l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
-        ref = r_new
+        _update1298_l_i = ((((l_i * _update1298_alpha0) + _update1298_sum0) * _update1298_beta) + _update1298_sum1)
+        acc = _update1298_acc
+        l_i = _update1298_l_i
+        ref = _update1298_r_new
         if ends:
-            _normalized177_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized177_inv_l[:, None], L3))
-            _flush_segment178_out_ptr = (out_ptr + D_HALF)
-            _flush_segment178_opart_ptr = (opart_ptr + D_HALF)
-            _flush_segment178_h_q = (h_kv * heads_per_kv)
+            _normalized346_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized346_inv_l[:, None], L3))
+            _flush_segment347_out_ptr = (out_ptr + D_HALF)
+            _flush_segment347_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment347_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment178__t179 = pb.to(gl.int64)
-                _row_offsets180_stride_s = (_flush_segment178_h_q * D_MAIN)
-                _store_half181_half_base = (_flush_segment178_out_ptr + (_flush_segment178__t179 * ((s_q * _flush_segment178_h_q) * D_MAIN)))
-                _store_half181_o_row = (((r // heads_per_kv) * _row_offsets180_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half181__t182 = acc.to(gl.bfloat16)
-                if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half181_half_base + _store_half181_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half181__t182, L4))  # 16-byte stores (lowering/acc_store.py)
+                _flush_segment347__t348 = pb.to(gl.int64)
+                _row_offsets349_stride_s = (_flush_segment347_h_q * D_MAIN)
+                _store_half350_half_base = (_flush_segment347_out_ptr + (_flush_segment347__t348 * ((s_q * _flush_segment347_h_q) * D_MAIN)))
+                _store_half350_o_row = (((r // heads_per_kv) * _row_offsets349_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half350__t351 = acc.to(gl.bfloat16)
+                if (((rb * 64) + 64) <= n_rows):
+                    _tle_store_acc(((_store_half350_half_base + _store_half350_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half350__t351, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half181_half_base + _store_half181_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half181__t182, L4), mask=keep[:, None])
+                    gl.store(((_store_half350_half_base + _store_half350_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half350__t351, L4), mask=keep[:, None])
             else:
-                _flush_segment178__t188 = gl.program_id(1)
-                _flush_segment178__t189 = (pb + _flush_segment178__t188).to(gl.int64)
-                _flush_segment178_slot = _flush_segment178__t189
-                _row_offsets190_stride_s = (_flush_segment178_h_q * D_MAIN)
-                _store_half191_half_base = (_flush_segment178_opart_ptr + (_flush_segment178_slot * ((s_q * _flush_segment178_h_q) * D_MAIN)))
-                _store_half191_o_row = (((r // heads_per_kv) * _row_offsets190_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half191_half_base + _store_half191_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
-            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
-            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L1)
-            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L1)
+                _flush_segment347__t357 = gl.program_id(1)
+                _flush_segment347__t358 = (pb + _flush_segment347__t357).to(gl.int64)
+                _flush_segment347_slot = _flush_segment347__t358
+                _row_offsets359_stride_s = (_flush_segment347_h_q * D_MAIN)
+                _store_half360_half_base = (_flush_segment347_opart_ptr + (_flush_segment347_slot * ((s_q * _flush_segment347_h_q) * D_MAIN)))
+                _store_half360_o_row = (((r // heads_per_kv) * _row_offsets359_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half360_half_base + _store_half360_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+            acc = gl.full((64, D_HALF), 0, gl.float32, layout=L3)
+            ref = gl.full((64,), float('-inf'), gl.float32, layout=L0)
+            l_i = gl.full((64,), 0, gl.float32, layout=L0)
     if (NP > 0):
-        _normalized194__t195 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized194_inv_l = _normalized194__t195
-        _flush_segment196_out = (acc * gl.convert_layout(_normalized194_inv_l[:, None], L3))
-        _flush_segment196_out_ptr = (out_ptr + D_HALF)
-        _flush_segment196_opart_ptr = (opart_ptr + D_HALF)
-        _flush_segment196_h_q = (h_kv * heads_per_kv)
+        _normalized363__t364 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized363_inv_l = _normalized363__t364
+        _flush_segment365_out = (acc * gl.convert_layout(_normalized363_inv_l[:, None], L3))
+        _flush_segment365_out_ptr = (out_ptr + D_HALF)
+        _flush_segment365_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment365_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment196__t197 = cb.to(gl.int64)
-            _row_offsets198_stride_s = (_flush_segment196_h_q * D_MAIN)
-            _store_half199_half_base = (_flush_segment196_out_ptr + (_flush_segment196__t197 * ((s_q * _flush_segment196_h_q) * D_MAIN)))
-            _store_half199_o_row = (((r // heads_per_kv) * _row_offsets198_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half199__t200 = _flush_segment196_out.to(gl.bfloat16)
-            if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half199_half_base + _store_half199_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half199__t200, L4))  # 16-byte stores (lowering/acc_store.py)
+            _flush_segment365__t366 = cb.to(gl.int64)
+            _row_offsets367_stride_s = (_flush_segment365_h_q * D_MAIN)
+            _store_half368_half_base = (_flush_segment365_out_ptr + (_flush_segment365__t366 * ((s_q * _flush_segment365_h_q) * D_MAIN)))
+            _store_half368_o_row = (((r // heads_per_kv) * _row_offsets367_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half368__t369 = _flush_segment365_out.to(gl.bfloat16)
+            if (((rb * 64) + 64) <= n_rows):
+                _tle_store_acc(((_store_half368_half_base + _store_half368_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half368__t369, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half199_half_base + _store_half199_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half199__t200, L4), mask=keep[:, None])
+                gl.store(((_store_half368_half_base + _store_half368_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half368__t369, L4), mask=keep[:, None])
         else:
-            _flush_segment196__t206 = gl.program_id(1)
-            _flush_segment196__t207 = (cb + _flush_segment196__t206).to(gl.int64)
-            _flush_segment196_slot = _flush_segment196__t207
-            _row_offsets208_stride_s = (_flush_segment196_h_q * D_MAIN)
-            _store_half209_half_base = (_flush_segment196_opart_ptr + (_flush_segment196_slot * ((s_q * _flush_segment196_h_q) * D_MAIN)))
-            _store_half209_o_row = (((r // heads_per_kv) * _row_offsets208_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half209_half_base + _store_half209_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment196_out, L4), mask=keep[:, None])
+            _flush_segment365__t375 = gl.program_id(1)
+            _flush_segment365__t376 = (cb + _flush_segment365__t375).to(gl.int64)
+            _flush_segment365_slot = _flush_segment365__t376
+            _row_offsets377_stride_s = (_flush_segment365_h_q * D_MAIN)
+            _store_half378_half_base = (_flush_segment365_opart_ptr + (_flush_segment365_slot * ((s_q * _flush_segment365_h_q) * D_MAIN)))
+            _store_half378_o_row = (((r // heads_per_kv) * _row_offsets377_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half378_half_base + _store_half378_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment365_out, L4), mask=keep[:, None])
 
 
 @gluon.jit
@@ -489,7 +547,7 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     L1: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     _row_block_item1_n_rows = (s_q * heads_per_kv)
-    _row_block_item1_n_rb = (((_row_block_item1_n_rows + BLOCK_H) - 1) // BLOCK_H)
+    _row_block_item1_n_rb = (((_row_block_item1_n_rows + 64) - 1) // 64)
     _row_block_item1_item = gl.program_id(0)
     n_rows = _row_block_item1_n_rows
     rb = (_row_block_item1_item % _row_block_item1_n_rb)

@@ -46,12 +46,13 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
     # partition 'producer': 4 warps (default partition)
     BLOCK_H: gl.constexpr = 64
     TMA: gl.constexpr = 1
-    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
+    WALK: gl.constexpr = 1
+    L0: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
+    L1: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    _block_rows40_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
+    _block_rows40_r = ((rb * 64) + gl.arange(0, 64, layout=L0))
     r = gl.where((_block_rows40_r < n_rows), _block_rows40_r, 0)
-    keep_q = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)[:, None]
+    keep_q = (((rb * 64) + gl.arange(0, 64, layout=L0)) < n_rows)[:, None]
     cb = b0
     csl = sl0
     pp = pp0
@@ -70,44 +71,52 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
         bt_row = (bt_ptr + (cb.to(gl.int64) * stride_bt_b))
         mbarrier.wait(q_empty0.index(0), ((p) & 1) ^ 1)
         if ((pp == 0) | (p == 0)):
-            _q_row_ptrs46_q_base = (q_ptr + (cb.to(gl.int64) * stride_q_b))
-            q_rows = (_q_row_ptrs46_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            async_copy.async_copy_global_to_shared(q_q_l.index(0), (q_rows + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
-            async_copy.async_copy_global_to_shared(q_q_r.index(0), ((q_rows + D_HALF) + gl.arange(0, D_HALF, layout=L2)[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
+            _stage_q46_offs_d = gl.arange(0, D_HALF, layout=L2)
+            _stage_q46__t48 = cb.to(gl.int64)
+            _q_row_ptrs49_q_base = (q_ptr + (_stage_q46__t48 * stride_q_b))
+            _stage_q46_q_rows = (_q_row_ptrs49_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            async_copy.async_copy_global_to_shared(q_q_l.index(0), (_stage_q46_q_rows + _stage_q46_offs_d[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
+            async_copy.async_copy_global_to_shared(q_q_r.index(0), ((_stage_q46_q_rows + D_HALF) + _stage_q46_offs_d[None, :]), mask=keep_q)  # cp.async gather; arrives per thread at the commit
         async_copy.mbarrier_arrive(q_full0.index(0), increment_count=False)
-        _page_of48_tile = (2 * pp)
-        _page_of48__t49 = gl.where((_page_of48_tile < last_tile), _page_of48_tile, last_tile)
-        _page_of48__t50 = gl.maximum(_page_of48__t49, 0)
-        _page_of48_entry = _page_of48__t50
-        _page_of48__t51 = gl.load((bt_row + _page_of48_entry), mask=(csl > 0), other=0)
-        page0 = _page_of48__t51
-        _page_of52_tile = ((2 * pp) + 1)
-        _page_of52__t53 = gl.where((_page_of52_tile < last_tile), _page_of52_tile, last_tile)
-        _page_of52__t54 = gl.maximum(_page_of52__t53, 0)
-        _page_of52_entry = _page_of52__t54
-        _page_of52__t55 = gl.load((bt_row + _page_of52_entry), mask=(csl > 0), other=0)
-        page1 = _page_of52__t55
-        _page_shift56_tile = (2 * pp)
-        _page_shift56_n = ((csl - 0) - (_page_shift56_tile * BK))
-        _page_shift56_n = gl.where((_page_shift56_n < 0), 0, gl.where((_page_shift56_n > BK), BK, _page_shift56_n))
-        shift0 = (_page_shift56_n - BK)
-        _page_shift57_tile = ((2 * pp) + 1)
-        _page_shift57_n = ((csl - 0) - (_page_shift57_tile * BK))
-        _page_shift57_n = gl.where((_page_shift57_n < 0), 0, gl.where((_page_shift57_n > BK), BK, _page_shift57_n))
-        shift1 = (_page_shift57_n - BK)
+        _copy_pair57_offs_d = gl.arange(0, D_HALF, layout=L1)
+        _copy_pair57_offs_t = gl.arange(0, D_TAIL, layout=L1)
+        _page_of60_tile = (2 * pp)
+        _page_of60__t61 = gl.where((_page_of60_tile < last_tile), _page_of60_tile, last_tile)
+        _page_of60__t62 = gl.maximum(_page_of60__t61, 0)
+        _page_of60_entry = _page_of60__t62
+        _page_of60__t63 = gl.load((bt_row + _page_of60_entry), mask=(csl > 0), other=0)
+        _copy_pair57_page0 = _page_of60__t63
+        _page_of64_tile = ((2 * pp) + 1)
+        _page_of64__t65 = gl.where((_page_of64_tile < last_tile), _page_of64_tile, last_tile)
+        _page_of64__t66 = gl.maximum(_page_of64__t65, 0)
+        _page_of64_entry = _page_of64__t66
+        _page_of64__t67 = gl.load((bt_row + _page_of64_entry), mask=(csl > 0), other=0)
+        _copy_pair57_page1 = _page_of64__t67
+        _page_shift68_tile = (2 * pp)
+        _page_shift68_n = ((csl - 0) - (_page_shift68_tile * BK))
+        _page_shift68__t69 = gl.where((_page_shift68_n > BK), BK, _page_shift68_n)
+        _page_shift68__t70 = gl.where((_page_shift68_n < 0), 0, _page_shift68__t69)
+        _page_shift68_n = _page_shift68__t70
+        _copy_pair57_shift0 = (_page_shift68_n - BK)
+        _page_shift71_tile = ((2 * pp) + 1)
+        _page_shift71_n = ((csl - 0) - (_page_shift71_tile * BK))
+        _page_shift71__t72 = gl.where((_page_shift71_n > BK), BK, _page_shift71_n)
+        _page_shift71__t73 = gl.where((_page_shift71_n < 0), 0, _page_shift71__t72)
+        _page_shift71_n = _page_shift71__t73
+        _copy_pair57_shift1 = (_page_shift71_n - BK)
         mbarrier.wait(kv0_empty0.index(0), ((p) & 1) ^ 1)
-        tma.async_copy_global_to_shared(k_desc, [page0, shift0, g, 0], kv0_full0.index(0), kv0_kv_l.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
-        tma.async_copy_global_to_shared(tail_desc, [page0, shift0, g, D_MAIN], kv0_full0.index(0), kv0_tkv.index(0).reshape(tail_desc.block_shape))  # TMA copy, 8192 bytes: the commit expects them (expect-tx)
+        tma.async_copy_global_to_shared(k_desc, [_copy_pair57_page0, _copy_pair57_shift0, g, 0], kv0_full0.index(0), kv0_kv_l.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
+        tma.async_copy_global_to_shared(tail_desc, [_copy_pair57_page0, _copy_pair57_shift0, g, D_MAIN], kv0_full0.index(0), kv0_tkv.index(0).reshape(tail_desc.block_shape))  # TMA copy, 8192 bytes: the commit expects them (expect-tx)
         mbarrier.expect(kv0_full0.index(0), 40960)  # arrive + expect-tx: the phase completes when the TMA bytes landed
         mbarrier.wait(kv1_empty0.index(0), ((p) & 1) ^ 1)
-        tma.async_copy_global_to_shared(k_desc, [page1, shift1, g, D_HALF], kv1_full0.index(0), kv1_kv_r.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
-        tma.async_copy_global_to_shared(tail_desc, [page1, shift1, g, D_MAIN], kv1_full0.index(0), kv1_tkv.index(0).reshape(tail_desc.block_shape))  # TMA copy, 8192 bytes: the commit expects them (expect-tx)
+        tma.async_copy_global_to_shared(k_desc, [_copy_pair57_page1, _copy_pair57_shift1, g, D_HALF], kv1_full0.index(0), kv1_kv_r.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
+        tma.async_copy_global_to_shared(tail_desc, [_copy_pair57_page1, _copy_pair57_shift1, g, D_MAIN], kv1_full0.index(0), kv1_tkv.index(0).reshape(tail_desc.block_shape))  # TMA copy, 8192 bytes: the commit expects them (expect-tx)
         mbarrier.expect(kv1_full0.index(0), 40960)  # arrive + expect-tx: the phase completes when the TMA bytes landed
         mbarrier.wait(kv0r_empty0.index(0), ((p) & 1) ^ 1)
-        tma.async_copy_global_to_shared(k_desc, [page0, shift0, g, D_HALF], kv0r_full0.index(0), kv0r_kv_r.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
+        tma.async_copy_global_to_shared(k_desc, [_copy_pair57_page0, _copy_pair57_shift0, g, D_HALF], kv0r_full0.index(0), kv0r_kv_r.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
         mbarrier.expect(kv0r_full0.index(0), 32768)  # arrive + expect-tx: the phase completes when the TMA bytes landed
         mbarrier.wait(kv1l_empty0.index(0), ((p) & 1) ^ 1)
-        tma.async_copy_global_to_shared(k_desc, [page1, shift1, g, 0], kv1l_full0.index(0), kv1l_kv_l.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
+        tma.async_copy_global_to_shared(k_desc, [_copy_pair57_page1, _copy_pair57_shift1, g, 0], kv1l_full0.index(0), kv1l_kv_l.index(0).reshape(k_desc.block_shape))  # TMA copy, 32768 bytes: the commit expects them (expect-tx)
         mbarrier.expect(kv1l_full0.index(0), 32768)  # arrive + expect-tx: the phase completes when the TMA bytes landed
         pp = (pp + 1)
         left = (left - 1)
@@ -119,9 +128,10 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     BLOCK_H: gl.constexpr = 64
     CAUSAL: gl.constexpr = False
     TMA: gl.constexpr = 1
-    BALANCE: gl.constexpr = True
-    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
+    BALANCE: gl.constexpr = 1
+    WALK: gl.constexpr = 1
+    L0: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
+    L1: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L3: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L4: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
@@ -130,53 +140,62 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     L7: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L8: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows58_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows58_r < n_rows), _block_rows58_r, 0)
-    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of60__t61 = b0.to(gl.int64)
-    _q_row_ptrs62_q_base = (q_ptr + (_q_tail_of60__t61 * stride_q_b))
-    _q_tail_of60_rows = (_q_row_ptrs62_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of60_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of60__t65 = _v1
-    q_tail = _q_tail_of60__t65
+    _block_rows88_r = ((rb * 64) + gl.arange(0, 64, layout=L0))
+    r = gl.where((_block_rows88_r < n_rows), _block_rows88_r, 0)
+    keep = (((rb * 64) + gl.arange(0, 64, layout=L0)) < n_rows)
+    _q_tail_of90__t91 = b0.to(gl.int64)
+    _q_row_ptrs92_q_base = (q_ptr + (_q_tail_of90__t91 * stride_q_b))
+    _q_tail_of90_rows = (_q_row_ptrs92_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of90_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of90__t95 = _v1
+    q_tail = _q_tail_of90__t95
     cb = b0
     csl = sl0
     pp = pp0
     left = left0
     whole = whole0
-    ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
-    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
-    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
+    ref = gl.full((64,), float('-inf'), gl.float32, layout=L3)
+    l_i = gl.full((64,), 0, gl.float32, layout=L3)
+    acc = gl.full((64, D_HALF), 0, gl.float32, layout=L4)
     acc = warpgroup_mma_init(acc)  # in flight across the back-edge
     for p in range(NP):
         mbarrier.wait(q_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
+        _scores096_offs_k = gl.arange(0, BK, layout=L1)
         mbarrier.wait(kv0_full0.index(0), (p) & 1)
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [p], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
         _acc3 = warpgroup_mma(q_q_l.index(_z2), kv0_kv_l.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L5), use_acc=False, is_async=True)
-        s = _acc3
+        _scores096__t104 = _acc3
+        _scores096_s = _scores096__t104
         _a4 = gl.convert_layout(q_tail, L6)
-        _acc5 = warpgroup_mma(_a4, kv0_tkv.index(_z2).permute((1, 0)), s, is_async=True)
-        s = _acc5
+        _acc5 = warpgroup_mma(_a4, kv0_tkv.index(_z2).permute((1, 0)), _scores096_s, is_async=True)
+        _scores096__t108 = _acc5
+        _scores096_s = _scores096__t108
         if (p > 0):
-            warpgroup_mma_wait(2, deps=[gl.full([256], 0, gl.int32, layout=L0)])  # prob1.release: a wgmma may still read the slot
+            acc = warpgroup_mma_wait(2, deps=[acc])  # prob1.release: a wgmma may still read the slot
             "named release: prob1"
-            warpgroup_mma_wait(2, deps=[gl.full([256], 0, gl.int32, layout=L0)])  # kv1l.release: a wgmma may still read the slot
             mbarrier.arrive(kv1l_empty0.index(0), count=1)
+            acc = warpgroup_mma_init(acc)  # the if branch keeps the wgmmas in flight at the if
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
-        _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), s, is_async=True)
-        s = _acc6
-        _row_limit66_lim = (csl + (r * 0))
-        lim = _row_limit66_lim
-        _page_shift67_tile = (2 * pp)
-        _page_shift67_n = ((csl - 0) - (_page_shift67_tile * BK))
-        _page_shift67_n = gl.where((_page_shift67_n < 0), 0, gl.where((_page_shift67_n > BK), BK, _page_shift67_n))
-        _masked_by_position68_tile = (2 * pp)
-        _masked_by_position68_shift = (_page_shift67_n - BK)
-        _masked_by_position68_keep = (gl.arange(0, BK, layout=L7) >= (-_masked_by_position68_shift))[None, :]
-        acc, s, _a4 = warpgroup_mma_wait(0, deps=[acc, s, _a4])  # s is read
-        s = gl.where(_masked_by_position68_keep, s, float('-inf'))
+        _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), _scores096_s, is_async=True)
+        _scores096__t117 = _acc6
+        _scores096_s = _scores096__t117
+        _row_limit118_lim = (csl + (r * 0))
+        _scores096_lim = _row_limit118_lim
+        _page_shift119_tile = (2 * pp)
+        _page_shift119_n = ((csl - 0) - (_page_shift119_tile * BK))
+        _page_shift119__t120 = gl.where((_page_shift119_n > BK), BK, _page_shift119_n)
+        _page_shift119__t121 = gl.where((_page_shift119_n < 0), 0, _page_shift119__t120)
+        _page_shift119_n = _page_shift119__t121
+        _masked_by_position122_tile = (2 * pp)
+        _masked_by_position122_shift = (_page_shift119_n - BK)
+        _masked_by_position122_offs_k = gl.arange(0, BK, layout=L7)
+        _masked_by_position122_keep = (_masked_by_position122_offs_k >= (-_masked_by_position122_shift))[None, :]
+        acc, _scores096_s, _a4 = warpgroup_mma_wait(0, deps=[acc, _scores096_s, _a4])  # _scores096_s is read
+        _masked_by_position122__t124 = gl.where(_masked_by_position122_keep, _scores096_s, float('-inf'))
+        _scores096_s = _masked_by_position122__t124
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
+        s = _scores096_s
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
         pwhole = whole
@@ -184,126 +203,146 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request69_nb = (cb + 1)
-            _next_request69__t70 = gl.load((seqlens_ptr + _next_request69_nb))
-            _next_request69_nsl = _next_request69__t70
-            _request_pairs71__t72 = gl.maximum((((((_next_request69_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request69_nb
-            csl = _next_request69_nsl
+            _next_request126_nb = (cb + 1)
+            _next_request126__t127 = gl.load((seqlens_ptr + _next_request126_nb))
+            _next_request126_nsl = _next_request126__t127
+            _request_pairs128__t129 = gl.maximum((((((_next_request126_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request126_nb
+            csl = _next_request126_nsl
             pp = gl.to_tensor(0)
-            left = _request_pairs71__t72
+            left = _request_pairs128__t129
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of73__t74 = cb.to(gl.int64)
-            _q_row_ptrs75_q_base = (q_ptr + (_q_tail_of73__t74 * stride_q_b))
-            _q_tail_of73_rows = (_q_row_ptrs75_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of73_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of73__t78 = _v7
-            q_tail = _q_tail_of73__t78
-        mx0 = (gl.max(s, 1) * qk_scale)
-        max0_m.index(0).store(mx0)
+            _q_tail_of130__t131 = cb.to(gl.int64)
+            _q_row_ptrs132_q_base = (q_ptr + (_q_tail_of130__t131 * stride_q_b))
+            _q_tail_of130_rows = (_q_row_ptrs132_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of130_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of130__t135 = _v7
+            q_tail = _q_tail_of130__t135
+        _update0136__t137 = gl.max(s, 1)
+        _update0136_mx0 = (_update0136__t137 * qk_scale)
+        max0_m.index(0).store(_update0136_mx0)
         gl.inline_asm_elementwise("bar.arrive 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.commit: named barrier, no empty side
-        r0 = gl.where((mx0 > (ref + TAU)), mx0, ref)
-        r0_use = gl.where((r0 == float('-inf')), 0.0, r0)
-        alpha0 = gl.exp2((ref - r0_use))
-        p0 = gl.exp2(((s * qk_scale) - r0_use[:, None]))
-        sum0 = gl.sum(p0, 1)
-        acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(alpha0[:, None], L4))
-        _a8 = gl.convert_layout(p0.to(gl.bfloat16), L8)
-        _acc9 = warpgroup_mma(_a8, kv0_kv_l.index(_z2), acc, is_async=True)
-        acc = _acc9
-        acc, _a8 = warpgroup_mma_wait(0, deps=[acc, _a8])  # kv0.release: a wgmma may still read the slot
+        _lazy_ref142__t143 = gl.where((_update0136_mx0 > (ref + TAU)), _update0136_mx0, ref)
+        _update0136_r0 = _lazy_ref142__t143
+        _shift_of144__t145 = gl.where((_update0136_r0 == float('-inf')), 0.0, _update0136_r0)
+        _update0136_r0_use = _shift_of144__t145
+        _update0136__t146 = gl.exp2((ref - _update0136_r0_use))
+        _update0136_alpha0 = _update0136__t146
+        _update0136__t147 = gl.exp2(((s * qk_scale) - _update0136_r0_use[:, None]))
+        _update0136_p0 = _update0136__t147
+        _update0136__t148 = gl.sum(_update0136_p0, 1)
+        _update0136_sum0 = _update0136__t148
+        _update0136__t149 = _tle_scale_rows_lazy32(acc, gl.convert_layout(_update0136_alpha0[:, None], L4))
+        _update0136_acc = _update0136__t149
+        _update0136__t150 = _update0136_p0.to(gl.bfloat16)
+        _a8 = gl.convert_layout(_update0136__t150, L8)
+        _acc9 = warpgroup_mma(_a8, kv0_kv_l.index(_z2), _update0136_acc, is_async=True)
+        _update0136__t153 = _acc9
+        _update0136_acc = _update0136__t153
+        _update0136_acc, _a8 = warpgroup_mma_wait(0, deps=[_update0136_acc, _a8])  # kv0.release: a wgmma may still read the slot
         mbarrier.arrive(kv0_empty0.index(0), count=1)
         gl.inline_asm_elementwise("bar.sync 14, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max1.wait: named barrier
         _v10 = max1_m.index(0).load(L3)
-        r_new = _v10
+        _update0136__t157 = _v10
+        _update0136_r_new = _update0136__t157
         "named release: max1"
-        r_use = gl.where((r_new == float('-inf')), 0.0, r_new)
-        beta = gl.where((r0 == float('-inf')), 1.0, gl.exp2((r0 - r_use)))
-        prob0_sS.index(0).store(_tle_scale_rows_lazy32(p0, beta[:, None]).to(gl.bfloat16))
-        prob0_row_sum.index(0).store(sum0)
+        _shift_of159__t160 = gl.where((_update0136_r_new == float('-inf')), 0.0, _update0136_r_new)
+        _update0136_r_use = _shift_of159__t160
+        _rebase161__t162 = gl.exp2((_update0136_r0 - _update0136_r_use))
+        _rebase161__t163 = gl.where((_update0136_r0 == float('-inf')), 1.0, _rebase161__t162)
+        _update0136_beta = _rebase161__t163
+        _update0136__t166 = _tle_scale_rows_lazy32(_update0136_p0, _update0136_beta[:, None])
+        _update0136__t167 = _update0136__t166.to(gl.bfloat16)
+        prob0_sS.index(0).store(_update0136__t167)
+        prob0_row_sum.index(0).store(_update0136_sum0)
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         gl.inline_asm_elementwise("bar.arrive 13, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob0.commit: named barrier, no empty side
-        acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(beta[:, None], L4))
+        _update0136__t172 = _tle_scale_rows_lazy32(_update0136_acc, gl.convert_layout(_update0136_beta[:, None], L4))
+        _update0136_acc = _update0136__t172
         gl.inline_asm_elementwise("bar.sync 12, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob1.wait: named barrier
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
-        _acc11 = warpgroup_mma(prob1_sS.index(_z2), kv1l_kv_l.index(_z2), acc, is_async=True)
-        acc = _acc11
+        _acc11 = warpgroup_mma(prob1_sS.index(_z2), kv1l_kv_l.index(_z2), _update0136_acc, is_async=True)
+        _update0136__t179 = _acc11
+        _update0136_acc = _update0136__t179
         _v12 = prob1_row_sum.index(0).load(L3)
-        sum1 = _v12
-        l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
-        ref = r_new
+        _update0136__t181 = _v12
+        _update0136_sum1 = _update0136__t181
+        _update0136_l_i = ((((l_i * _update0136_alpha0) + _update0136_sum0) * _update0136_beta) + _update0136_sum1)
+        acc = _update0136_acc
+        l_i = _update0136_l_i
+        ref = _update0136_r_new
         if ends:
-            _normalized83_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            _normalized182_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-            acc = (acc * gl.convert_layout(_normalized83_inv_l[:, None], L4))
-            _flush_segment84_h_q = (h_kv * heads_per_kv)
+            acc = (acc * gl.convert_layout(_normalized182_inv_l[:, None], L4))
+            _flush_segment183_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment84__t85 = pb.to(gl.int64)
-                _row_offsets86_stride_s = (_flush_segment84_h_q * D_MAIN)
-                _store_half87_half_base = (out_ptr + (_flush_segment84__t85 * ((s_q * _flush_segment84_h_q) * D_MAIN)))
-                _store_half87_o_row = (((r // heads_per_kv) * _row_offsets86_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half87__t88 = acc.to(gl.bfloat16)
-                if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half87_half_base + _store_half87_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half87__t88)  # 16-byte stores (lowering/acc_store.py)
+                _flush_segment183__t184 = pb.to(gl.int64)
+                _row_offsets185_stride_s = (_flush_segment183_h_q * D_MAIN)
+                _store_half186_half_base = (out_ptr + (_flush_segment183__t184 * ((s_q * _flush_segment183_h_q) * D_MAIN)))
+                _store_half186_o_row = (((r // heads_per_kv) * _row_offsets185_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half186__t187 = acc.to(gl.bfloat16)
+                if (((rb * 64) + 64) <= n_rows):
+                    _tle_store_acc(((_store_half186_half_base + _store_half186_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half186__t187)  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half87_half_base + _store_half87_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half87__t88, mask=keep[:, None])
-                _flush_segment84__t94 = pb.to(gl.int64)
-                _store_lse96_l_ptrs = ((lse_ptr + (_flush_segment84__t94 * (_flush_segment84_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-                _lse_of97__t98 = gl.log2(l_i)
-                _lse_of97__t99 = gl.where((l_i > 0), ((_lse_of97__t98 + ref) * LN2), float('inf'))
-                gl.store(_store_lse96_l_ptrs, gl.convert_layout(_lse_of97__t99, L1), mask=keep)
+                    gl.store(((_store_half186_half_base + _store_half186_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half186__t187, mask=keep[:, None])
+                _flush_segment183__t193 = pb.to(gl.int64)
+                _store_lse195_l_ptrs = ((lse_ptr + (_flush_segment183__t193 * (_flush_segment183_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+                _lse_of196__t197 = gl.log2(l_i)
+                _lse_of196__t198 = gl.where((l_i > 0), ((_lse_of196__t197 + ref) * LN2), float('inf'))
+                gl.store(_store_lse195_l_ptrs, gl.convert_layout(_lse_of196__t198, L0), mask=keep)
             else:
-                _flush_segment84__t101 = gl.program_id(1)
-                _flush_segment84__t102 = (pb + _flush_segment84__t101).to(gl.int64)
-                _flush_segment84_slot = _flush_segment84__t102
-                _row_offsets103_stride_s = (_flush_segment84_h_q * D_MAIN)
-                _store_half104_half_base = (opart_ptr + (_flush_segment84_slot * ((s_q * _flush_segment84_h_q) * D_MAIN)))
-                _store_half104_o_row = (((r // heads_per_kv) * _row_offsets103_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half104_half_base + _store_half104_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
-                _store_lse108_l_ptrs = ((lpart_ptr + (_flush_segment84_slot * (s_q * _flush_segment84_h_q))) + (((r // heads_per_kv) * _flush_segment84_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-                _part_lse_of109__t110 = gl.log2(l_i)
-                _part_lse_of109__t111 = gl.where((l_i > 0), ((_part_lse_of109__t110 + ref) * LN2), float('-inf'))
-                gl.store(_store_lse108_l_ptrs, gl.convert_layout(_part_lse_of109__t111, L1), mask=keep)
-            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
-            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
-            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
+                _flush_segment183__t200 = gl.program_id(1)
+                _flush_segment183__t201 = (pb + _flush_segment183__t200).to(gl.int64)
+                _flush_segment183_slot = _flush_segment183__t201
+                _row_offsets202_stride_s = (_flush_segment183_h_q * D_MAIN)
+                _store_half203_half_base = (opart_ptr + (_flush_segment183_slot * ((s_q * _flush_segment183_h_q) * D_MAIN)))
+                _store_half203_o_row = (((r // heads_per_kv) * _row_offsets202_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half203_half_base + _store_half203_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
+                _store_lse207_l_ptrs = ((lpart_ptr + (_flush_segment183_slot * (s_q * _flush_segment183_h_q))) + (((r // heads_per_kv) * _flush_segment183_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+                _part_lse_of208__t209 = gl.log2(l_i)
+                _part_lse_of208__t210 = gl.where((l_i > 0), ((_part_lse_of208__t209 + ref) * LN2), float('-inf'))
+                gl.store(_store_lse207_l_ptrs, gl.convert_layout(_part_lse_of208__t210, L0), mask=keep)
+            acc = gl.full((64, D_HALF), 0, gl.float32, layout=L4)
+            ref = gl.full((64,), float('-inf'), gl.float32, layout=L3)
+            l_i = gl.full((64,), 0, gl.float32, layout=L3)
             acc = warpgroup_mma_init(acc)  # the if branch keeps the wgmmas in flight at the if
     acc = warpgroup_mma_wait(0, deps=[acc])  # loop exit: wgmmas carried by the loop
     if (NP > 0):
         "named release: prob1"
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-        _normalized113__t114 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized113_inv_l = _normalized113__t114
-        _flush_segment115_out = (acc * gl.convert_layout(_normalized113_inv_l[:, None], L4))
-        _flush_segment115_h_q = (h_kv * heads_per_kv)
+        _normalized212__t213 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized212_inv_l = _normalized212__t213
+        _flush_segment214_out = (acc * gl.convert_layout(_normalized212_inv_l[:, None], L4))
+        _flush_segment214_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment115__t116 = cb.to(gl.int64)
-            _row_offsets117_stride_s = (_flush_segment115_h_q * D_MAIN)
-            _store_half118_half_base = (out_ptr + (_flush_segment115__t116 * ((s_q * _flush_segment115_h_q) * D_MAIN)))
-            _store_half118_o_row = (((r // heads_per_kv) * _row_offsets117_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half118__t119 = _flush_segment115_out.to(gl.bfloat16)
-            if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half118_half_base + _store_half118_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half118__t119)  # 16-byte stores (lowering/acc_store.py)
+            _flush_segment214__t215 = cb.to(gl.int64)
+            _row_offsets216_stride_s = (_flush_segment214_h_q * D_MAIN)
+            _store_half217_half_base = (out_ptr + (_flush_segment214__t215 * ((s_q * _flush_segment214_h_q) * D_MAIN)))
+            _store_half217_o_row = (((r // heads_per_kv) * _row_offsets216_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half217__t218 = _flush_segment214_out.to(gl.bfloat16)
+            if (((rb * 64) + 64) <= n_rows):
+                _tle_store_acc(((_store_half217_half_base + _store_half217_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half217__t218)  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half118_half_base + _store_half118_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half118__t119, mask=keep[:, None])
-            _flush_segment115__t125 = cb.to(gl.int64)
-            _store_lse127_l_ptrs = ((lse_ptr + (_flush_segment115__t125 * (_flush_segment115_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-            _lse_of128__t129 = gl.log2(l_i)
-            _lse_of128__t130 = gl.where((l_i > 0), ((_lse_of128__t129 + ref) * LN2), float('inf'))
-            gl.store(_store_lse127_l_ptrs, gl.convert_layout(_lse_of128__t130, L1), mask=keep)
+                gl.store(((_store_half217_half_base + _store_half217_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half217__t218, mask=keep[:, None])
+            _flush_segment214__t224 = cb.to(gl.int64)
+            _store_lse226_l_ptrs = ((lse_ptr + (_flush_segment214__t224 * (_flush_segment214_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+            _lse_of227__t228 = gl.log2(l_i)
+            _lse_of227__t229 = gl.where((l_i > 0), ((_lse_of227__t228 + ref) * LN2), float('inf'))
+            gl.store(_store_lse226_l_ptrs, gl.convert_layout(_lse_of227__t229, L0), mask=keep)
         else:
-            _flush_segment115__t132 = gl.program_id(1)
-            _flush_segment115__t133 = (cb + _flush_segment115__t132).to(gl.int64)
-            _flush_segment115_slot = _flush_segment115__t133
-            _row_offsets134_stride_s = (_flush_segment115_h_q * D_MAIN)
-            _store_half135_half_base = (opart_ptr + (_flush_segment115_slot * ((s_q * _flush_segment115_h_q) * D_MAIN)))
-            _store_half135_o_row = (((r // heads_per_kv) * _row_offsets134_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half135_half_base + _store_half135_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment115_out, mask=keep[:, None])
-            _store_lse139_l_ptrs = ((lpart_ptr + (_flush_segment115_slot * (s_q * _flush_segment115_h_q))) + (((r // heads_per_kv) * _flush_segment115_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-            _part_lse_of140__t141 = gl.log2(l_i)
-            _part_lse_of140__t142 = gl.where((l_i > 0), ((_part_lse_of140__t141 + ref) * LN2), float('-inf'))
-            gl.store(_store_lse139_l_ptrs, gl.convert_layout(_part_lse_of140__t142, L1), mask=keep)
+            _flush_segment214__t231 = gl.program_id(1)
+            _flush_segment214__t232 = (cb + _flush_segment214__t231).to(gl.int64)
+            _flush_segment214_slot = _flush_segment214__t232
+            _row_offsets233_stride_s = (_flush_segment214_h_q * D_MAIN)
+            _store_half234_half_base = (opart_ptr + (_flush_segment214_slot * ((s_q * _flush_segment214_h_q) * D_MAIN)))
+            _store_half234_o_row = (((r // heads_per_kv) * _row_offsets233_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half234_half_base + _store_half234_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment214_out, mask=keep[:, None])
+            _store_lse238_l_ptrs = ((lpart_ptr + (_flush_segment214_slot * (s_q * _flush_segment214_h_q))) + (((r // heads_per_kv) * _flush_segment214_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+            _part_lse_of239__t240 = gl.log2(l_i)
+            _part_lse_of239__t241 = gl.where((l_i > 0), ((_part_lse_of239__t240 + ref) * LN2), float('-inf'))
+            gl.store(_store_lse238_l_ptrs, gl.convert_layout(_part_lse_of239__t241, L0), mask=keep)
 
 
 @gluon.jit
@@ -312,8 +351,9 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     BLOCK_H: gl.constexpr = 64
     CAUSAL: gl.constexpr = False
     TMA: gl.constexpr = 1
-    L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    L1: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
+    WALK: gl.constexpr = 1
+    L0: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
+    L1: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
     L3: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L4: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
@@ -322,52 +362,61 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     L7: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L8: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows144_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1))
-    r = gl.where((_block_rows144_r < n_rows), _block_rows144_r, 0)
-    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L1)) < n_rows)
-    _q_tail_of146__t147 = b0.to(gl.int64)
-    _q_row_ptrs148_q_base = (q_ptr + (_q_tail_of146__t147 * stride_q_b))
-    _q_tail_of146_rows = (_q_row_ptrs148_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of146_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of146__t151 = _v1
-    q_tail = _q_tail_of146__t151
+    _block_rows243_r = ((rb * 64) + gl.arange(0, 64, layout=L0))
+    r = gl.where((_block_rows243_r < n_rows), _block_rows243_r, 0)
+    keep = (((rb * 64) + gl.arange(0, 64, layout=L0)) < n_rows)
+    _q_tail_of245__t246 = b0.to(gl.int64)
+    _q_row_ptrs247_q_base = (q_ptr + (_q_tail_of245__t246 * stride_q_b))
+    _q_tail_of245_rows = (_q_row_ptrs247_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of245_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of245__t250 = _v1
+    q_tail = _q_tail_of245__t250
     cb = b0
     csl = sl0
     pp = pp0
     left = left0
     whole = whole0
-    ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
-    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
-    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
+    ref = gl.full((64,), float('-inf'), gl.float32, layout=L3)
+    l_i = gl.full((64,), 0, gl.float32, layout=L3)
+    acc = gl.full((64, D_HALF), 0, gl.float32, layout=L4)
     for p in range(NP):
         mbarrier.wait(q_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
+        _scores1251_offs_k = gl.arange(0, BK, layout=L1)
         mbarrier.wait(kv1_full0.index(0), (p) & 1)
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [p], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
         _acc3 = warpgroup_mma(q_q_r.index(_z2), kv1_kv_r.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L5), use_acc=False, is_async=True)
-        s = _acc3
+        _scores1251__t259 = _acc3
+        _scores1251_s = _scores1251__t259
         _a4 = gl.convert_layout(q_tail, L6)
-        _acc5 = warpgroup_mma(_a4, kv1_tkv.index(_z2).permute((1, 0)), s, is_async=True)
-        s = _acc5
+        _acc5 = warpgroup_mma(_a4, kv1_tkv.index(_z2).permute((1, 0)), _scores1251_s, is_async=True)
+        _scores1251__t263 = _acc5
+        _scores1251_s = _scores1251__t263
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
-        _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), s, is_async=True)
-        s = _acc6
-        _needs_mask152_end = (((2 * pp) + 2) * BK)
-        _needs_mask152_first = csl
-        if (_needs_mask152_end > csl):
-            _row_limit153_lim = (csl + (r * 0))
-            lim = _row_limit153_lim
-            _page_shift154_tile = ((2 * pp) + 1)
-            _page_shift154_n = ((csl - 0) - (_page_shift154_tile * BK))
-            _page_shift154_n = gl.where((_page_shift154_n < 0), 0, gl.where((_page_shift154_n > BK), BK, _page_shift154_n))
-            _masked_by_position155_tile = ((2 * pp) + 1)
-            _masked_by_position155_shift = (_page_shift154_n - BK)
-            _masked_by_position155_keep = (gl.arange(0, BK, layout=L7) >= (-_masked_by_position155_shift))[None, :]
-            s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # s is read
-            s = gl.where(_masked_by_position155_keep, s, float('-inf'))
-            s = warpgroup_mma_init(s)  # the if branch keeps the wgmmas in flight at the if
-        s, _a4 = warpgroup_mma_wait(0, deps=[s, _a4])  # kv1l.release: a wgmma may still read the slot
+        _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), _scores1251_s, is_async=True)
+        _scores1251__t270 = _acc6
+        _scores1251_s = _scores1251__t270
+        _needs_mask271_end = (((2 * pp) + 2) * BK)
+        _needs_mask271_first = csl
+        if (_needs_mask271_end > csl):
+            _row_limit272_lim = (csl + (r * 0))
+            _scores1251_lim = _row_limit272_lim
+            _page_shift273_tile = ((2 * pp) + 1)
+            _page_shift273_n = ((csl - 0) - (_page_shift273_tile * BK))
+            _page_shift273__t274 = gl.where((_page_shift273_n > BK), BK, _page_shift273_n)
+            _page_shift273__t275 = gl.where((_page_shift273_n < 0), 0, _page_shift273__t274)
+            _page_shift273_n = _page_shift273__t275
+            _masked_by_position276_tile = ((2 * pp) + 1)
+            _masked_by_position276_shift = (_page_shift273_n - BK)
+            _masked_by_position276_offs_k = gl.arange(0, BK, layout=L7)
+            _masked_by_position276_keep = (_masked_by_position276_offs_k >= (-_masked_by_position276_shift))[None, :]
+            _scores1251_s, _a4 = warpgroup_mma_wait(0, deps=[_scores1251_s, _a4])  # _scores1251_s is read
+            _masked_by_position276__t278 = gl.where(_masked_by_position276_keep, _scores1251_s, float('-inf'))
+            _scores1251_s = _masked_by_position276__t278
+            _scores1251_s = warpgroup_mma_init(_scores1251_s)  # the if branch keeps the wgmmas in flight at the if
+        _scores1251_s, _a4 = warpgroup_mma_wait(0, deps=[_scores1251_s, _a4])  # kv1l.release: a wgmma may still read the slot
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
+        s = _scores1251_s
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
         pwhole = whole
@@ -375,111 +424,130 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request156_nb = (cb + 1)
-            _next_request156__t157 = gl.load((seqlens_ptr + _next_request156_nb))
-            _next_request156_nsl = _next_request156__t157
-            _request_pairs158__t159 = gl.maximum((((((_next_request156_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request156_nb
-            csl = _next_request156_nsl
+            _next_request280_nb = (cb + 1)
+            _next_request280__t281 = gl.load((seqlens_ptr + _next_request280_nb))
+            _next_request280_nsl = _next_request280__t281
+            _request_pairs282__t283 = gl.maximum((((((_next_request280_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request280_nb
+            csl = _next_request280_nsl
             pp = gl.to_tensor(0)
-            left = _request_pairs158__t159
+            left = _request_pairs282__t283
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of160__t161 = cb.to(gl.int64)
-            _q_row_ptrs162_q_base = (q_ptr + (_q_tail_of160__t161 * stride_q_b))
-            _q_tail_of160_rows = (_q_row_ptrs162_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of160_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of160__t165 = _v7
-            q_tail = _q_tail_of160__t165
-        mx1 = (gl.max(s, 1) * qk_scale)
+            _q_tail_of284__t285 = cb.to(gl.int64)
+            _q_row_ptrs286_q_base = (q_ptr + (_q_tail_of284__t285 * stride_q_b))
+            _q_tail_of284_rows = (_q_row_ptrs286_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of284_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of284__t289 = _v7
+            q_tail = _q_tail_of284__t289
+        _update1290__t291 = gl.max(s, 1)
+        _update1290_mx1 = (_update1290__t291 * qk_scale)
         gl.inline_asm_elementwise("bar.sync 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.wait: named barrier
         _v8 = max0_m.index(0).load(L3)
-        mx0 = _v8
+        _update1290__t294 = _v8
+        _update1290_mx0 = _update1290__t294
         "named release: max0"
-        r0 = gl.where((mx0 > (ref + TAU)), mx0, ref)
-        r_new = gl.where((mx1 > (r0 + TAU)), mx1, r0)
-        max1_m.index(0).store(r_new)
+        _lazy_ref296__t297 = gl.where((_update1290_mx0 > (ref + TAU)), _update1290_mx0, ref)
+        _update1290_r0 = _lazy_ref296__t297
+        _lazy_ref298__t299 = gl.where((_update1290_mx1 > (_update1290_r0 + TAU)), _update1290_mx1, _update1290_r0)
+        _update1290_r_new = _lazy_ref298__t299
+        max1_m.index(0).store(_update1290_r_new)
         gl.inline_asm_elementwise("bar.arrive 14, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max1.commit: named barrier, no empty side
-        r0_use = gl.where((r0 == float('-inf')), 0.0, r0)
-        r_use = gl.where((r_new == float('-inf')), 0.0, r_new)
-        alpha0 = gl.exp2((ref - r0_use))
-        beta = gl.where((r0 == float('-inf')), 1.0, gl.exp2((r0 - r_use)))
-        p1 = gl.exp2(((s * qk_scale) - r_use[:, None]))
-        sum1 = gl.sum(p1, 1)
-        p1 = p1.to(gl.bfloat16)
-        prob1_sS.index(0).store(p1)
-        prob1_row_sum.index(0).store(sum1)
+        _shift_of304__t305 = gl.where((_update1290_r0 == float('-inf')), 0.0, _update1290_r0)
+        _update1290_r0_use = _shift_of304__t305
+        _shift_of306__t307 = gl.where((_update1290_r_new == float('-inf')), 0.0, _update1290_r_new)
+        _update1290_r_use = _shift_of306__t307
+        _update1290__t308 = gl.exp2((ref - _update1290_r0_use))
+        _update1290_alpha0 = _update1290__t308
+        _rebase309__t310 = gl.exp2((_update1290_r0 - _update1290_r_use))
+        _rebase309__t311 = gl.where((_update1290_r0 == float('-inf')), 1.0, _rebase309__t310)
+        _update1290_beta = _rebase309__t311
+        _update1290__t312 = gl.exp2(((s * qk_scale) - _update1290_r_use[:, None]))
+        _update1290_p1 = _update1290__t312
+        _update1290__t313 = gl.sum(_update1290_p1, 1)
+        _update1290_sum1 = _update1290__t313
+        _update1290__t314 = _update1290_p1.to(gl.bfloat16)
+        _update1290_p1 = _update1290__t314
+        prob1_sS.index(0).store(_update1290_p1)
+        prob1_row_sum.index(0).store(_update1290_sum1)
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         gl.inline_asm_elementwise("bar.arrive 12, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob1.commit: named barrier, no empty side
-        acc = _tle_scale_rows_lazy32(acc, gl.convert_layout(gl.exp2((ref - r_use))[:, None], L4))
-        _a9 = gl.convert_layout(p1, L8)
-        _acc10 = warpgroup_mma(_a9, kv1_kv_r.index(_z2), acc, is_async=True)
-        acc = _acc10
+        _update1290__t321 = gl.exp2((ref - _update1290_r_use))
+        _update1290__t322 = _tle_scale_rows_lazy32(acc, gl.convert_layout(_update1290__t321[:, None], L4))
+        _update1290_acc = _update1290__t322
+        _a9 = gl.convert_layout(_update1290_p1, L8)
+        _acc10 = warpgroup_mma(_a9, kv1_kv_r.index(_z2), _update1290_acc, is_async=True)
+        _update1290__t325 = _acc10
+        _update1290_acc = _update1290__t325
         gl.inline_asm_elementwise("bar.sync 13, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob0.wait: named barrier
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
-        _acc11 = warpgroup_mma(prob0_sS.index(_z2), kv0r_kv_r.index(_z2), acc, is_async=True)
-        acc = _acc11
+        _acc11 = warpgroup_mma(prob0_sS.index(_z2), kv0r_kv_r.index(_z2), _update1290_acc, is_async=True)
+        _update1290__t332 = _acc11
+        _update1290_acc = _update1290__t332
         _v12 = prob0_row_sum.index(0).load(L3)
-        sum0 = _v12
+        _update1290__t334 = _v12
+        _update1290_sum0 = _update1290__t334
         _a9 = warpgroup_mma_wait(1, deps=[_a9])  # kv1.release: a wgmma may still read the slot
         mbarrier.arrive(kv1_empty0.index(0), count=1)
-        acc = warpgroup_mma_wait(0, deps=[acc])  # prob0.release: a wgmma may still read the slot
+        _update1290_acc = warpgroup_mma_wait(0, deps=[_update1290_acc])  # prob0.release: a wgmma may still read the slot
         "named release: prob0"
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
-        l_i = ((((l_i * alpha0) + sum0) * beta) + sum1)
-        ref = r_new
+        _update1290_l_i = ((((l_i * _update1290_alpha0) + _update1290_sum0) * _update1290_beta) + _update1290_sum1)
+        acc = _update1290_acc
+        l_i = _update1290_l_i
+        ref = _update1290_r_new
         if ends:
-            _normalized171_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized171_inv_l[:, None], L4))
-            _flush_segment172_out_ptr = (out_ptr + D_HALF)
-            _flush_segment172_opart_ptr = (opart_ptr + D_HALF)
-            _flush_segment172_h_q = (h_kv * heads_per_kv)
+            _normalized338_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized338_inv_l[:, None], L4))
+            _flush_segment339_out_ptr = (out_ptr + D_HALF)
+            _flush_segment339_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment339_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment172__t173 = pb.to(gl.int64)
-                _row_offsets174_stride_s = (_flush_segment172_h_q * D_MAIN)
-                _store_half175_half_base = (_flush_segment172_out_ptr + (_flush_segment172__t173 * ((s_q * _flush_segment172_h_q) * D_MAIN)))
-                _store_half175_o_row = (((r // heads_per_kv) * _row_offsets174_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half175__t176 = acc.to(gl.bfloat16)
-                if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                    _tle_store_acc(((_store_half175_half_base + _store_half175_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half175__t176)  # 16-byte stores (lowering/acc_store.py)
+                _flush_segment339__t340 = pb.to(gl.int64)
+                _row_offsets341_stride_s = (_flush_segment339_h_q * D_MAIN)
+                _store_half342_half_base = (_flush_segment339_out_ptr + (_flush_segment339__t340 * ((s_q * _flush_segment339_h_q) * D_MAIN)))
+                _store_half342_o_row = (((r // heads_per_kv) * _row_offsets341_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half342__t343 = acc.to(gl.bfloat16)
+                if (((rb * 64) + 64) <= n_rows):
+                    _tle_store_acc(((_store_half342_half_base + _store_half342_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half342__t343)  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half175_half_base + _store_half175_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half175__t176, mask=keep[:, None])
+                    gl.store(((_store_half342_half_base + _store_half342_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half342__t343, mask=keep[:, None])
             else:
-                _flush_segment172__t182 = gl.program_id(1)
-                _flush_segment172__t183 = (pb + _flush_segment172__t182).to(gl.int64)
-                _flush_segment172_slot = _flush_segment172__t183
-                _row_offsets184_stride_s = (_flush_segment172_h_q * D_MAIN)
-                _store_half185_half_base = (_flush_segment172_opart_ptr + (_flush_segment172_slot * ((s_q * _flush_segment172_h_q) * D_MAIN)))
-                _store_half185_o_row = (((r // heads_per_kv) * _row_offsets184_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half185_half_base + _store_half185_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
-            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L4)
-            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L3)
-            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L3)
+                _flush_segment339__t349 = gl.program_id(1)
+                _flush_segment339__t350 = (pb + _flush_segment339__t349).to(gl.int64)
+                _flush_segment339_slot = _flush_segment339__t350
+                _row_offsets351_stride_s = (_flush_segment339_h_q * D_MAIN)
+                _store_half352_half_base = (_flush_segment339_opart_ptr + (_flush_segment339_slot * ((s_q * _flush_segment339_h_q) * D_MAIN)))
+                _store_half352_o_row = (((r // heads_per_kv) * _row_offsets351_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half352_half_base + _store_half352_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
+            acc = gl.full((64, D_HALF), 0, gl.float32, layout=L4)
+            ref = gl.full((64,), float('-inf'), gl.float32, layout=L3)
+            l_i = gl.full((64,), 0, gl.float32, layout=L3)
     if (NP > 0):
-        _normalized188__t189 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized188_inv_l = _normalized188__t189
-        _flush_segment190_out = (acc * gl.convert_layout(_normalized188_inv_l[:, None], L4))
-        _flush_segment190_out_ptr = (out_ptr + D_HALF)
-        _flush_segment190_opart_ptr = (opart_ptr + D_HALF)
-        _flush_segment190_h_q = (h_kv * heads_per_kv)
+        _normalized355__t356 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized355_inv_l = _normalized355__t356
+        _flush_segment357_out = (acc * gl.convert_layout(_normalized355_inv_l[:, None], L4))
+        _flush_segment357_out_ptr = (out_ptr + D_HALF)
+        _flush_segment357_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment357_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment190__t191 = cb.to(gl.int64)
-            _row_offsets192_stride_s = (_flush_segment190_h_q * D_MAIN)
-            _store_half193_half_base = (_flush_segment190_out_ptr + (_flush_segment190__t191 * ((s_q * _flush_segment190_h_q) * D_MAIN)))
-            _store_half193_o_row = (((r // heads_per_kv) * _row_offsets192_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half193__t194 = _flush_segment190_out.to(gl.bfloat16)
-            if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
-                _tle_store_acc(((_store_half193_half_base + _store_half193_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half193__t194)  # 16-byte stores (lowering/acc_store.py)
+            _flush_segment357__t358 = cb.to(gl.int64)
+            _row_offsets359_stride_s = (_flush_segment357_h_q * D_MAIN)
+            _store_half360_half_base = (_flush_segment357_out_ptr + (_flush_segment357__t358 * ((s_q * _flush_segment357_h_q) * D_MAIN)))
+            _store_half360_o_row = (((r // heads_per_kv) * _row_offsets359_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half360__t361 = _flush_segment357_out.to(gl.bfloat16)
+            if (((rb * 64) + 64) <= n_rows):
+                _tle_store_acc(((_store_half360_half_base + _store_half360_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half360__t361)  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half193_half_base + _store_half193_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half193__t194, mask=keep[:, None])
+                gl.store(((_store_half360_half_base + _store_half360_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half360__t361, mask=keep[:, None])
         else:
-            _flush_segment190__t200 = gl.program_id(1)
-            _flush_segment190__t201 = (cb + _flush_segment190__t200).to(gl.int64)
-            _flush_segment190_slot = _flush_segment190__t201
-            _row_offsets202_stride_s = (_flush_segment190_h_q * D_MAIN)
-            _store_half203_half_base = (_flush_segment190_opart_ptr + (_flush_segment190_slot * ((s_q * _flush_segment190_h_q) * D_MAIN)))
-            _store_half203_o_row = (((r // heads_per_kv) * _row_offsets202_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half203_half_base + _store_half203_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment190_out, mask=keep[:, None])
+            _flush_segment357__t367 = gl.program_id(1)
+            _flush_segment357__t368 = (cb + _flush_segment357__t367).to(gl.int64)
+            _flush_segment357_slot = _flush_segment357__t368
+            _row_offsets369_stride_s = (_flush_segment357_h_q * D_MAIN)
+            _store_half370_half_base = (_flush_segment357_opart_ptr + (_flush_segment357_slot * ((s_q * _flush_segment357_h_q) * D_MAIN)))
+            _store_half370_o_row = (((r // heads_per_kv) * _row_offsets369_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half370_half_base + _store_half370_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment357_out, mask=keep[:, None])
 
 
 @gluon.jit
@@ -488,7 +556,7 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     L1: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     _row_block_item1_n_rows = (s_q * heads_per_kv)
-    _row_block_item1_n_rb = (((_row_block_item1_n_rows + BLOCK_H) - 1) // BLOCK_H)
+    _row_block_item1_n_rb = (((_row_block_item1_n_rows + 64) - 1) // 64)
     _row_block_item1_item = gl.program_id(0)
     n_rows = _row_block_item1_n_rows
     rb = (_row_block_item1_item % _row_block_item1_n_rb)
