@@ -94,6 +94,11 @@ REFUSED = {
             pass
         """, signal="tl.store(flag_ptr, 1)", prologue="fp = flag_ptr + 0", flag_arg="fp"),
     "a spin in a helper": kernel("spin(flag_ptr)"),
+    "a counter stepped by a flag the writer stores": kernel("""
+        k = 0
+        while k < 8:
+            k += 1 + tl.load(flag_ptr + k)
+        """, signal="tl.store(flag_ptr, 1)"),
     "a grid barrier in the kernel body": kernel(
         "pass", signal="pass",
         prologue="tl.atomic_add(flag_ptr, 1)\nwhile tl.atomic_add(flag_ptr, 0) < tl.num_programs(0):"
@@ -141,3 +146,28 @@ def test_a_loop_that_waits_for_nothing_is_verified(tmp_path, capsys, name):
     path.write_text(VERIFIED[name])
     assert main(["-q", str(path)]) == 0, capsys.readouterr().err
     assert "verified" in capsys.readouterr().err
+
+
+def test_a_counter_read_in_its_own_step_is_followed_to_its_memory(tmp_path, capsys):
+    """The refusal names the argument the counter's loads go through, not shared memory (a
+    name read in its own assignment was followed until the walk's depth ran out, which answered
+    "it may be shared memory")."""
+    path = tmp_path / "k.py"
+    path.write_text(REFUSED["a counter stepped by a flag the writer stores"])
+    assert main(["-q", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "a load through `flag_ptr`" in err and "shared memory" not in err, err
+
+
+def test_a_counter_stepped_by_an_input_waits_for_nothing(tmp_path, capsys):
+    """The same loop over an input the kernel never writes waits on no memory; it is refused as
+    a loop that may not end (a step of 1 + a loaded value may be 0), not as a memory wait."""
+    path = tmp_path / "k.py"
+    path.write_text(kernel("""
+        k = 0
+        while k < 8:
+            k += 1 + tl.load(flag_ptr + k)
+        """, signal="pass"))
+    assert main(["-q", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "[endless-loop]" in err and "[memory-wait]" not in err, err

@@ -88,38 +88,42 @@ class _Kernel:
             self._assigns[key] = body_assigns(body)
         return self._assigns[key]
 
-    def args_of(self, e: K.Expr, binds: dict, body: tuple, depth: int = 12) -> set[str]:
+    def args_of(self, e: K.Expr, binds: dict, body: tuple, depth: int = 12,
+                seen: frozenset = frozenset()) -> set[str]:
         """The kernel arguments the value of ``e`` may be computed from (names resolved through
         the function's own assignments, then a partition's bindings, whose expressions are the
-        kernel body's and resolve through its assignments)."""
+        kernel body's and resolve through its assignments). ``seen``: the names of ``body``
+        being resolved around this call; a name read again inside its own assignments (``i +=
+        1 + tl.load(p + i)``) adds nothing its other assignments do not, so it is not followed
+        again (else the walk would run to its depth and answer "any argument")."""
         out: set[str] = set()
         if depth <= 0:
             return set(self.params)  # too deep to follow: any argument
         local = self.assigns(body)
-        for name in _names(e):
+        for name in _names(e) - seen:
             for v in local.get(name, ()):
-                if not (isinstance(v, K.Name) and v.id == name):
-                    out |= self.args_of(v, binds, body, depth - 1)
+                out |= self.args_of(v, binds, body, depth - 1, seen | {name})
             if name in binds:
                 out |= self.args_of(binds[name], {}, self.kern.prologue, depth - 1)
             elif name in self.params:
                 out.add(name)
         return out
 
-    def shared(self, e: K.Expr, binds: dict, body: tuple, depth: int = 12) -> bool:
+    def shared(self, e: K.Expr, binds: dict, body: tuple, depth: int = 12,
+               seen: frozenset = frozenset()) -> bool:
         """Whether the pointer ``e`` may point into shared memory: a ``tle.gpu.local_ptr`` in
         it, or in what a name it reads is bound to (the function's own assignments, then a
         partition's bindings, whose expressions are the kernel body's), as ``args_of`` resolves
-        names: ``q = tle.gpu.local_ptr(flag)`` before ``while tl.load(q) == 0`` is the flag."""
+        names (``seen`` as there): ``q = tle.gpu.local_ptr(flag)`` before ``while tl.load(q) ==
+        0`` is the flag."""
         if any(isinstance(x, K.Op) and x.name == "tle.gpu.local_ptr" for x in K.walk_expr(e)):
             return True
         if depth <= 0:
             return True  # too deep to follow: it may
         local = self.assigns(body)
-        for name in _names(e):
+        for name in _names(e) - seen:
             for v in local.get(name, ()):
-                if not (isinstance(v, K.Name) and v.id == name) and \
-                        self.shared(v, binds, body, depth - 1):
+                if self.shared(v, binds, body, depth - 1, seen | {name}):
                     return True
             if name in binds and self.shared(binds[name], {}, self.kern.prologue, depth - 1):
                 return True
