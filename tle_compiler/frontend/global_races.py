@@ -55,14 +55,15 @@ iterations and lanes under which both reach one address and neither happens befo
 through any such pair of events (of a pipe whose writer's indices strictly increase, so
 that an index names one use of its stage)? z3 decides it (the hand-offs quantified over their
 iterations). Unsatisfiable: safe. Satisfiable: refused (``memory-race``), with the model as the
-witness. Unknown (a nonlinear term, a budget: 4 s a pair, 60 s for all the pairs of a kernel): not
-proved, and tle-dump says so (exit 3) rather than verify. Races between different programs (CTAs) are the program's own arithmetic, as in
+witness. Unknown (a nonlinear term, a budget: about 4 s of z3's work a pair, 60 s for all the
+pairs of a kernel, counted in z3's resource units so that the verdict does not depend on the
+machine's load: race_solver.py): not proved, and tle-dump says so (exit 3) rather than verify. Races between different programs (CTAs) are the program's own arithmetic, as in
 any Triton kernel, and not checked.
 
 The parts: frontend/race_sites.py (where accesses and events stand), race_terms.py (addresses as
 terms), race_strides.py (stride arguments), race_order.py (hand-offs), race_wraps.py and
-race_spans.py (fixed-width wraparound); this module pairs the accesses, asks z3 and words the
-verdict.
+race_spans.py (fixed-width wraparound), race_solver.py (z3's context and budgets); this module
+pairs the accesses, asks z3 and words the verdict.
 """
 
 from __future__ import annotations
