@@ -66,6 +66,7 @@ def test_a_clock_running_fast_changes_no_verdict(tmp_path, capsys, monkeypatch):
     expect(code, err, NEXT_RACE)
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux's")
 def test_z3_slowed_down_changes_no_verdict(tmp_path, capsys, spent):
     """The check sharing its core with three busy processes (z3 a quarter of the core): the
     same verdict, with the same resource units spent as alone."""
