@@ -2,10 +2,9 @@
 (frontend/race_solver.py): a verdict is a function of the kernel, however loaded the machine and
 whatever the process made in z3 before. Adversarial round 34's counter over two loops
 (tests/test_adversarial_verdicts_34.py TILES), one query of which z3 decides in about 420,000
-units (a quarter of a second on an idle machine), came back `unknown` in a CI run beside another
-heavy process while the budgets were milliseconds, and its kernel "not proved" where it is
-verified on an idle machine.
-"""
+units (about 0.1 s of z3's time on an idle machine), came back `unknown` in a CI run beside
+another heavy process while the budgets were milliseconds, and its kernel "not proved" where it
+is verified on an idle machine."""
 
 from __future__ import annotations
 
