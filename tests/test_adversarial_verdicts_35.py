@@ -32,8 +32,8 @@ one-shot writer, so no acquire of i + capacity follows a release of i anyway.
 
 Hardened too: a kernel of many pairs, each decided inside its own 4 s (a `% 13` row against the
 previous iteration's takes about a second; 625 such pairs take minutes) now has a budget for all
-its pairs (global_races.KERNEL_BUDGET_S, 60 s), past which it is not proved, exit 3 (pinned with
-the budget set to 0).
+its pairs (global_races.KERNEL_RLIMIT, about 60 s of z3's time), past which it is not proved,
+exit 3 (pinned with the budget set to 0).
 
 Checked and found right (pinned below where marked): a hand-off chain A -> B -> C (commit of
 one pipe, wait and commit of another): not followed, refused (pinned); two readers, one storing
@@ -359,7 +359,7 @@ def test_round35(tmp_path, capsys, name):
 def test_kernel_budget(tmp_path, capsys, monkeypatch):
     """Hardened: many pairs, each decided inside its own budget (a `% 13` row against one of the
     previous iteration: about a second each), could keep tle-dump busy for hours; the kernel's
-    pairs share a budget (global_races.KERNEL_BUDGET_S), past which the kernel is not proved
+    pairs share a budget (global_races.KERNEL_RLIMIT), past which the kernel is not proved
     (exit 3). Here the budget is spent before the first pair."""
     from tle_compiler.frontend import global_races
 
@@ -367,6 +367,7 @@ def test_kernel_budget(tmp_path, capsys, monkeypatch):
                 late="u = tl.load(y_ptr + ((t - 2) % 13) * 4096 + offs)")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, "verified")
-    monkeypatch.setattr(global_races, "KERNEL_BUDGET_S", 0.0)
+    monkeypatch.setattr(global_races, "KERNEL_RLIMIT", 0)
     code, err = dump(tmp_path, capsys, text)
-    expect(code, err, ("unknown", "time budget for the kernel (0 s) was spent"))
+    expect(code, err, ("unknown", "budget for the kernel (0 z3 resource units, about 0 s of z3's "
+                                  "time) was spent"))

@@ -189,9 +189,9 @@ def test_accesses_proved_apart_or_ordered_are_verified(tmp_path, capsys, name):
 
 
 def test_an_undecided_pair_is_not_proved(tmp_path, capsys, monkeypatch):
-    """Where z3 gives no answer (here: no time at all), the kernel is neither verified nor
-    rejected: exit 3, verdict unknown, the check named."""
-    monkeypatch.setattr(global_races, "PAIR_TIMEOUT_MS", 1)
+    """Where z3 gives no answer (here: a budget of one resource unit), the kernel is neither
+    verified nor rejected: exit 3, verdict unknown, the check named."""
+    monkeypatch.setattr(global_races, "PAIR_RLIMIT", 1)
     monkeypatch.setattr(global_races, "_solve", lambda solver: solver.check() and
                         __import__("z3").unknown)
     code, err = dump(tmp_path, capsys, RACES["overlapping ranges"])

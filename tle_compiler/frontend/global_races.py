@@ -55,24 +55,26 @@ iterations and lanes under which both reach one address and neither happens befo
 through any such pair of events (of a pipe whose writer's indices strictly increase, so
 that an index names one use of its stage)? z3 decides it (the hand-offs quantified over their
 iterations). Unsatisfiable: safe. Satisfiable: refused (``memory-race``), with the model as the
-witness. Unknown (a nonlinear term, a budget: 4 s a pair, 60 s for all the pairs of a kernel): not
-proved, and tle-dump says so (exit 3) rather than verify. Races between different programs (CTAs) are the program's own arithmetic, as in
+witness. Unknown (a nonlinear term, a budget: about 4 s of z3's work a pair, 60 s for all the
+pairs of a kernel, counted in z3's resource units so that the verdict does not depend on the
+machine's load: race_solver.py): not proved, and tle-dump says so (exit 3) rather than verify. Races between different programs (CTAs) are the program's own arithmetic, as in
 any Triton kernel, and not checked.
 
 The parts: frontend/race_sites.py (where accesses and events stand), race_terms.py (addresses as
 terms), race_strides.py (stride arguments), race_order.py (hand-offs), race_wraps.py and
-race_spans.py (fixed-width wraparound); this module pairs the accesses, asks z3 and words the
-verdict.
+race_spans.py (fixed-width wraparound), race_solver.py (z3's context and budgets); this module
+pairs the accesses, asks z3 and words the verdict.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from .race_order import ordered
+from .race_solver import (BACKSTOP, BACKSTOP_HIT, SPENT, UNITS_PER_MS, Budget, InContext,
+                          Unproved, backstop_words, units)
 from .race_sites import ATOMIC_PREFIX, collect, pointer_of
 from .race_strides import generic_equal, stride_arguments, unbounded_columns
 from . import race_wraps
@@ -87,26 +89,19 @@ from .race_terms import (REBOUND, SAME_VALUE, VALUES, Instance, Model, access_ma
 LOCAL, LOADED = "<local_ptr>", "<loaded>"
 _TOKENS = {LOCAL, LOADED}
 
-#: How long z3 may take for one pair of accesses (ms); past it the pair is "not proved".
-PAIR_TIMEOUT_MS = 4000
-#: How long z3 may take for all the pairs of a kernel (s): many pairs each decided just inside
-#: their budget would keep tle-dump busy for hours; past it the kernel is "not proved".
-KERNEL_BUDGET_S = 60.0
-#: The short attempts at one query before the last one, which has the whole time of a query
-#: (PAIR_TIMEOUT_MS): (ms, z3 random seed). z3's time on these nonlinear queries is heavy-tailed
-#: in its random choices (one query of adversarial round 35 took 0.06 s with one seed and 2.1 s
-#: with the next, and which one a run got depended on unrelated terms made before it), so a few
-#: short runs with other seeds come first; an answer of any of them is z3's answer (unsat a proof,
-#: sat a witness). The first is seed 0, z3's default.
-ATTEMPTS = ((250, 0), (250, 1), (250, 2), (1000, 3))
-
-
-class Unproved(Exception):
-    """z3 could not decide a pair (a nonlinear term, its time budget)."""
-
-    def __init__(self, message: str, loc):
-        super().__init__(message)
-        self.message, self.loc = message, loc
+#: The resource units z3 may spend on one query of a pair of accesses (race_solver.py: about 4 s
+#: of an idle machine); past them the pair is "not proved".
+PAIR_RLIMIT = units(4000)
+#: The resource units z3 may spend on all the queries of a kernel (about 60 s): many pairs each
+#: decided just inside their budget would keep tle-dump busy for hours; past them the kernel is
+#: "not proved".
+KERNEL_RLIMIT = units(60_000)
+#: The short attempts at one query before the last one, which has the whole budget of a query
+#: (PAIR_RLIMIT): (resource units, z3 random seed). z3's work on these nonlinear queries is
+#: heavy-tailed in its random choices (one query of adversarial round 35 took 0.06 s with one
+#: seed and 2.1 s with the next), so a few short runs with other seeds come first; an answer of
+#: any of them is z3's answer (unsat a proof, sat a witness). The first is seed 0, z3's default.
+ATTEMPTS = ((units(250), 0), (units(250), 1), (units(250), 2), (units(1000), 3))
 
 
 def _candidates(model: Model, e: K.Expr, inst: Instance, where: str = "part",
@@ -252,22 +247,35 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
     if not any(a.kind != "load" for p in parts for a in p.accesses):
         return
     model = Model(kern, domains or {}, constexprs)
-    z3 = model.z3
+    # the kernel's terms in a z3 context of their own: its queries are the same whatever the
+    # process made before (race_solver.py)
+    model.z3 = z3 = InContext(model.z3)
+    model.budget = budget = Budget(KERNEL_RLIMIT)
     strides = {f"a:{n}" for n in stride_arguments(kern) if n not in (domains or {})}
-    deadline = time.monotonic() + KERNEL_BUDGET_S
 
-    def budget(pa, a, pb, b) -> int:
-        """The time z3 may take for the next query of the pair (ms), or Unproved."""
-        left = int((deadline - time.monotonic()) * 1000)
-        if left <= 0:
+    def pair(pa, a, pb, b) -> str:
+        return (f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}) and "
+                f"'{pb.kp.name}' ({b.kind} at line {b.op.loc.line})")
+
+    def spent(pa, a, pb, b) -> None:
+        """Unproved where the kernel's budget is spent, in resource units or (the safety net)
+        in wall-clock time."""
+        if budget.left() <= 0:
             raise Unproved(
-                f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}) and "
-                f"'{pb.kp.name}' ({b.kind} at line {b.op.loc.line}): the memory-race check's "
-                f"time budget for the kernel ({KERNEL_BUDGET_S:g} s) was spent before whether "
-                f"they can reach one address unordered was decided; fewer pairs of accesses, or "
-                f"addresses apart by constants, let it be proved",
+                f"{pair(pa, a, pb, b)}: the memory-race check's budget for the kernel "
+                f"({KERNEL_RLIMIT} z3 resource units, about "
+                f"{KERNEL_RLIMIT / UNITS_PER_MS / 1000:g} s of z3's time) was spent before "
+                f"whether they can reach one address unordered was decided; fewer pairs of "
+                f"accesses, or addresses apart by constants, let it be proved",
                 b.op.loc if b.op.loc.line else pb.kp.loc)
-        return min(PAIR_TIMEOUT_MS, left)
+        if budget.wall_left_ms() <= 0:
+            raise Unproved(
+                f"{pair(pa, a, pb, b)}: the memory-race check ran past its wall-clock safety "
+                f"limit for the kernel ({BACKSTOP * KERNEL_RLIMIT / UNITS_PER_MS / 1000:g} s, "
+                f"{BACKSTOP} times its budget of z3's time) before whether they can reach one "
+                f"address unordered was decided: z3 worked far slower than its resource count "
+                f"says (a runaway query, or an overloaded machine)",
+                b.op.loc if b.op.loc.line else pb.kp.loc)
     # each access's pointer and the arguments it may be based on
     info = []
     for p in parts:
@@ -326,17 +334,20 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             def query(*more):
                 """z3 on the pair's constraints, the meeting and ``more`` (the model's facts
                 last: the symbols the terms made): the short :data:`ATTEMPTS`, then one with
-                z3's default seed and the whole time a query has (``budget``), as every query
-                had before the attempts: a query decided in that time still is."""
-                for ms, seed in ATTEMPTS + ((None, 0),):
-                    left = budget(pa, a, pb, b)
+                z3's default seed and the whole budget of a query (:data:`PAIR_RLIMIT`), as
+                every query had before the attempts: a query decided in that budget still is.
+                The solver, its answer and, where it is unknown, why (race_solver.Budget)."""
+                for limit, seed in ATTEMPTS + ((PAIR_RLIMIT, 0),):
+                    spent(pa, a, pb, b)
                     solver = z3.Solver()
-                    solver.set("timeout", left if ms is None else min(ms, left))
                     solver.set("random_seed", seed)
                     solver.add(*ia.constraints, *ib.constraints, meet, *more, *model.facts)
-                    got = _solve(solver)
-                    if got != z3.unknown or ms is None:
-                        return solver, got
+                    got, why = budget.check(solver, limit, _solve)
+                    if got != z3.unknown:
+                        break
+                else:
+                    spent(pa, a, pb, b)  # the kernel's budget, rather than the query's
+                return solver, got, why
 
             if query()[1] == z3.unsat:
                 continue  # apart, whatever orders them (no quantifier to decide)
@@ -346,20 +357,25 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             # 64-bit arithmetic or an address modulo 2 ** 64, then any (race_wraps.py)
             wraps = [v for v in ia.fresh + ib.fresh
                      if const_name(z3, v).split("#")[0] in ("i32wrap", "i64wrap", "addrwrap")]
-            solver, got = query(*unordered, *(v == 0 for v in wraps)) if wraps else (None, None)
+            solver, got, why = query(*unordered, *(v == 0 for v in wraps)) if wraps else \
+                (None, None, None)
             if got != z3.sat:
-                solver, got = query(*unordered)
+                solver, got, why = query(*unordered)
             if got == z3.unsat:
                 continue
             second = b if (a.op.loc.line or 0) <= (b.op.loc.line or 0) else a
             where = second.op.loc if second.op.loc.line else pb.kp.loc
             arg = common[0]
             if got == z3.unknown:
+                if why == SPENT:
+                    why = (f"z3 spent the budget of a query, {PAIR_RLIMIT} resource units, about "
+                           f"{PAIR_RLIMIT / UNITS_PER_MS / 1000:g} s of its time")
+                elif why == BACKSTOP_HIT:
+                    why = backstop_words(PAIR_RLIMIT)
                 raise Unproved(
-                    f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}) and "
-                    f"'{pb.kp.name}' ({b.kind} at line {b.op.loc.line}) access global memory "
+                    f"{pair(pa, a, pb, b)} access global memory "
                     f"through `{arg}`, one writing: whether they can reach one address with no "
-                    f"pipe hand-off ordering them was not decided ({solver.reason_unknown()}); "
+                    f"pipe hand-off ordering them was not decided ({why}); "
                     f"a `tle.assume` on the arguments in their addresses, or addresses apart by "
                     f"constants, lets it be proved", where)
             z = solver.model()

@@ -10,6 +10,7 @@ from typing import Iterator
 
 from ..ir import kernel as K
 from .race_sites import Part, Site
+from .race_solver import BACKSTOP_HIT, Budget, Unproved, backstop_words, units
 from .race_terms import Instance, Model, instance, term
 
 
@@ -82,8 +83,9 @@ def hb_pairs(kern: K.Kernel, first: Part, second: Part) -> Iterator[tuple]:
                 yield e, w, pipe.capacity
 
 
-#: how long z3 may take to decide whether a writer's indices increase (ms)
-MONOTONE_TIMEOUT_MS = 4000
+#: the resource units z3 may spend to decide whether a writer's indices increase (race_solver.py:
+#: about 4 s of an idle machine), out of the kernel's budget (Model.budget) where it has one
+MONOTONE_RLIMIT = units(4000)
 
 
 def increasing(model: Model, writer: Part, pipe: str) -> bool:
@@ -99,6 +101,7 @@ def increasing(model: Model, writer: Part, pipe: str) -> bool:
     if cached is not None:
         return cached
     z3 = model.z3
+    budget = getattr(model, "budget", None) or Budget(MONOTONE_RLIMIT)
     events = [e for e in writer.events if e.event.handle.pipe == pipe
               and e.event.handle.side == "writer" and e.event.verb in ("acquire", "close")]
     ok = True
@@ -109,10 +112,17 @@ def increasing(model: Model, writer: Part, pipe: str) -> bool:
                 iy = instance(model, writer, y.site, f"inc{i}y")
                 tx, ty = term(model, x.event.index, ix), term(model, y.event.index, iy)
                 solver = z3.Solver()
-                solver.set("timeout", MONOTONE_TIMEOUT_MS)
                 solver.add(*ix.constraints, *iy.constraints, precedes(z3, ix, iy), ty <= tx,
                            *model.facts)
-                if solver.check() != z3.unsat:
+                got, why = (None, None) if budget.left() <= 0 else \
+                    budget.check(solver, MONOTONE_RLIMIT)
+                if why == BACKSTOP_HIT:
+                    # (undecided for the machine's sake alone: no verdict rests on it)
+                    raise Unproved(
+                        f"whether partition '{writer.kp.name}' uses each index of pipe `{pipe}` "
+                        f"once, in increasing order, was not decided "
+                        f"({backstop_words(MONOTONE_RLIMIT)})", x.event.loc)
+                if got != z3.unsat:
                     ok = False
                     break
             if not ok:

@@ -1085,7 +1085,9 @@ def symbols(t) -> frozenset[str]:
                 out.add(z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, decl)))
             continue
         todo += [z3.Z3_get_app_arg(ctx, app, k) for k in range(n)]
-    if len(_SYMBOLS) >= _SYMBOLS_KEPT:
+    if len(_SYMBOLS) >= _SYMBOLS_KEPT or (_SYMBOLS and next(iter(_SYMBOLS))[0] != key[0]):
+        # (a check's terms are of a z3 context of its own, race_solver.InContext: those of an
+        # earlier context are not asked for again, and held they would keep it alive)
         _SYMBOLS.clear()
     found = frozenset(out)
     _SYMBOLS[key] = (t, found)
