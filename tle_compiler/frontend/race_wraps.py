@@ -292,6 +292,40 @@ def ordered(model: Model, args, inst: Instance, where: str) -> bool:
         len(narrow) <= 1 or all(k in ("int8", "int16") for k in narrow))
 
 
+#: the width and signedness of each kind a comparison reads exactly (a Python number is an
+#: int32 there: Triton's tensor comparison makes a tensor of it first, to_tensor)
+_COMPARED = {CONST: (32, True), I32: (32, True), U32: (32, False), WIDE: (64, True),
+             U64: (64, False), "int8": (8, True), "uint8": (8, False), "int16": (16, True),
+             "uint16": (16, False), "int1": (1, False)}
+
+
+def compared(model: Model, e: K.Compare, a, b, inst: Instance, where: str):
+    """The operand terms (each in its own type, as :func:`operand` gives them) the comparison
+    ``e`` compares as integers, or None where the model does not know how Triton compares them
+    (a value of unknown width or signedness). Triton compares the promoted type of the two
+    (semantic.integer_promote_impl, C's usual conversions): an unsigned operand at least as wide
+    as a signed one makes the comparison unsigned, the signed value taken modulo ``2 ** bits``
+    (an int32 -1 beside a uint32 3 is 4294967295, not below it: ``icmp ult``); a narrower
+    unsigned one beside a signed one is zero-extended (its value). A uint64, which the model
+    keeps as the signed value it was cast from, is its value in ``[0, 2 ** 64)`` there."""
+    if not model.int32:
+        return a, b
+    ka, kb = kind(model, e.lhs, inst, where), kind(model, e.rhs, inst, where)
+    if ka not in _COMPARED or kb not in _COMPARED:
+        return None
+    (ra, sa), (rb, sb) = _COMPARED[ka], _COMPARED[kb]
+    z3 = model.z3
+    if not sa and ra == 64:
+        a = unsigned(model, e.lhs, a, inst, where)
+    if not sb and rb == 64:
+        b = unsigned(model, e.rhs, b, inst, where)
+    if sa and not sb and rb >= ra:
+        a = z3.If(a < 0, a + 2 ** rb, a)
+    if sb and not sa and ra >= rb:
+        b = z3.If(b < 0, b + 2 ** ra, b)
+    return a, b
+
+
 def element_types(signature: Optional[dict]) -> dict[str, str]:
     """The element types of the pointer arguments a signature types (``*i8``: ``int8``, ``*u16``:
     ``uint16``, ``*fp32``: ``fp32``), for the kind of a value loaded through them."""
