@@ -60,9 +60,37 @@ def settle(model: Model, e: K.BinOp, a, b, inst: Instance, where: str):
     result = _join([ka, kb])
     if ka not in (CONST, result):
         a = operand(model, e.lhs, a, inst, where)
+    if e.op == "-" and ka == WIDE and (kb in (I32, U32, ANY) or kb in NARROWS):
+        pointer = _pointer_valued(model, e.lhs, inst, where)
+        if pointer is not False:
+            # Triton's `ptr - off` is `ptr + (0 - off)`, the negation in the offset's own type
+            # (semantic.sub, minus), then added as an offset is (an unsigned one
+            # zero-extended): `ptr - u` of a uint8 1 is `ptr + 255`, of an int8 -128 `ptr -
+            # 128`, of a uint32 1 `ptr + 2 ** 32 - 1`
+            neg = a + in_type(model, e.rhs, -operand(model, e.rhs, b, inst, where), inst, where)
+            if pointer:
+                return neg
+            # a loaded value that may be a pointer (a pointer table's) or an integer
+            v = model.fresh("choice", inst)
+            inst.constraints.append(model.z3.Or(v == neg, v == a - operand(
+                model, e.rhs, b, inst, where)))
+            return v
     if kb not in (CONST, result):
         b = operand(model, e.rhs, b, inst, where)
     return Integers.settle(model, e, a, b, inst, where)
+
+
+def _pointer_valued(model: Model, e: K.Expr, inst: Instance, where: str) -> Optional[bool]:
+    """Whether the 64-bit value ``e`` is a pointer (True: it adds a pointer argument), an integer
+    (False), or either (None: a value loaded from memory alone, which a pointer table holds)."""
+    if model.based_on is None:
+        return False
+    based = model.based_on(e, inst, where)
+    if based & model.pointers and based <= model.pointers:
+        return True
+    if based & model.pointers:
+        return None
+    return False
 
 
 def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: bool = False):
