@@ -208,7 +208,8 @@ class Model:
                 # a program id lies in [0, num_programs) of its axis (the launch's grid)
                 self.facts += [v >= 0, v < self.sym("nprog:" + name[4:])]
             if name.startswith("nprog:"):
-                self.facts.append(v >= 1)
+                # a grid has 1 to 2 ** 31 - 1 programs along an axis
+                self.facts += [v >= 1, v <= 2 ** 31 - 1]
         return self._sym[name]
 
     def fresh(self, tag: str, inst: "Instance"):
