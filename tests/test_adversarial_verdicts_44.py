@@ -31,6 +31,13 @@ Bugs found, one line each (all verified, exit 0, before the fixes that came with
   2147483648`` (a uint32 number) is ``y_ptr + 2147483648``: stores there verified beside
   another partition's store at the address Triton computes; FIXED (race_wraps.settle).
 
+- a Python integer outside the type of an integer tile beside it as one of ``tl.where``'s two
+  values (``tl.where(c, u, -1)`` of a uint32 ``u``, ``tl.where(c, x8, 300)`` of an int8 one,
+  ``tl.where(c, t, 3000000000)`` of an int32 loop variable) was verified, where Triton 3.6
+  refuses it as it refuses the same number in ``+`` (semantic.where converts the two values
+  with binary_op_type_checking_impl) and ``--ttgir`` refused the lowered kernel; FIXED: the
+  rules of operators' Python integers apply to them (frontend/protocol.py).
+
 Pins beside them: the program id is below its axis's count (``program_id(0) -
 num_programs(0)`` is negative: refused before with a witness no grid gives, program_id(0) = 6
 with one program); an int64 minus a uint8 is the integer difference (Triton promotes to int64).
@@ -50,7 +57,7 @@ from __future__ import annotations
 
 import pytest
 
-from .adversarial_oracles import triton_ttir
+from .adversarial_oracles import triton_compile_error, triton_ttir
 from .adversarial_support import TRITON_K, dump, expect
 from .test_global_races import ring
 
@@ -201,3 +208,54 @@ def test_the_subtraction_triton_does_not_compute(tmp_path, capsys):
     wide = "(t.to(tl.int64) * 0 + 300 - u)"
     expect(*dump(tmp_path, capsys, pair(wide, "555", before=u8)), "verified")
     expect(*dump(tmp_path, capsys, pair(wide, "299", before=u8)), RACE)
+
+
+# ------------------------------------------------------------ tl.where's Python integer
+
+#: a uint32 tile u, an int8 tile x8
+TILES = "u = (t * 0 + 3).to(tl.uint32)\nx8 = (t * 0 + 3).to(tl.int8)"
+
+#: (the choice, the words of Triton's refusal)
+WHERE = {
+    "a uint32 tile beside -1": ("tl.where(t > 0, u, -1)", "negative scalar"),
+    "an int8 tile beside 300": ("tl.where(t > 0, x8, 300)", "Scalar 300 is out of range"),
+    "an int32 beside 3000000000": ("tl.where(t > 0, t, 3000000000)",
+                                   "Scalar 3000000000 is out of range"),
+    "by keyword": ("tl.where(t > 0, x=u, y=-1)", "negative scalar"),
+}
+
+#: round 38's ring's signature (the lowering types the arguments by it)
+SIGNATURE = ('\nDEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32", '
+             '"S": "i32"}}\n')
+
+
+def where_store(choice: str) -> str:
+    """The writer's statements: the tiles of :data:`TILES`, a store at ``y_ptr + choice``."""
+    return "\n        ".join(TILES.splitlines()) + f"\n        tl.store(y_ptr + {choice}, 1.0)"
+
+
+@pytest.mark.parametrize("case", list(WHERE))
+def test_triton_refuses_a_number_outside_the_tiles_type_in_where(tmp_path, monkeypatch, case):
+    """The oracle: semantic.where converts its two values as a binary operator's."""
+    choice, words = WHERE[case]
+    body = "".join(f"        {s}\n" for s in TILES.splitlines())
+    source = TRITON_K + f"    for t in range(N):\n{body}        tl.store(x_ptr + {choice}, 1.0)\n"
+    err = triton_compile_error(tmp_path, monkeypatch, source, f"r44_where{len(choice)}")
+    assert err is not None and words in str(err)
+
+
+@pytest.mark.parametrize("case", list(WHERE))
+def test_a_number_outside_the_tiles_type_in_where(tmp_path, capsys, case):
+    """Before: verified (and `--ttgir` refused the lowered Gluon with Triton's words)."""
+    choice, words = WHERE[case]
+    text = ring(after=where_store(choice))
+    code, err = dump(tmp_path, capsys, text + SIGNATURE)
+    expect(code, err, ("rejected", "[unsupported-expression]", words))
+
+
+@pytest.mark.parametrize("choice", ["tl.where(t > 0, u, 1)", "tl.where(t > 0, x8, 100)",
+                                    "tl.where(t > 0, 5, -1)", "tl.where(t > 0, t, -1)"])
+def test_a_number_of_the_tiles_type_in_where(tmp_path, capsys, choice):
+    """Numbers the tile's type holds (or two numbers: int32 tensors both) compile."""
+    text = ring(after=where_store(choice))
+    expect(*dump(tmp_path, capsys, text + SIGNATURE), "verified")
