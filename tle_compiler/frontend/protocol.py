@@ -1433,7 +1433,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         ``operands`` / ``op``: the two value operands of ``tl.where(c, x, y)``, ``e`` the call,
         which Triton checks as it checks a binary operator's (semantic.where)."""
         op = op or e.op
-        if op not in self.SCALAR_CHECKED + ("tl.where",):
+        if op not in self.SCALAR_CHECKED + ("tl.where", "tl.cdiv"):
             return
         lhs, rhs = operands or (e.lhs, e.rhs)
         for value, node, other, other_node in ((left, lhs, right, rhs),
@@ -1452,7 +1452,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             runtime = not self.width(value) and self.run_time_i32(value)
             if not (tensor or runtime):
                 continue
-            if runtime and not tensor and self._in_loop_bound and op != "tl.where":
+            if runtime and not tensor and self._in_loop_bound and op in self.SCALAR_CHECKED:
                 folded = self.binop(op, left, right, e)
                 a = self.as_aff(folded) if isinstance(folded, Aff) else None
                 if a is None or not (fits_i32(a.const) and all(fits_i32(k) for _, k in a.terms)):
@@ -1482,7 +1482,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         `tl.where(c, u, -1)` of a uint32 tile, `tl.where(c, x8, 300)` of an int8 one, refused
         there, were verified: adversarial round 44)."""
         op = op or e.op
-        if op not in self.SCALAR_CHECKED + ("tl.where",):
+        if op not in self.SCALAR_CHECKED + ("tl.where", "tl.cdiv"):
             return
         from ..ir import promotion
         lhs, rhs = operands or (e.lhs, e.rhs)
@@ -1542,6 +1542,24 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                                f"and refuses it (\"{why}\"); cast the tile first "
                                f"(`.to(tl.int64)`) or write a number of its type", e,
                                check="unsupported-expression")
+
+    def cdiv_scalar_rules(self, node: K.Op, args: list, kwargs: dict) -> None:
+        """The rules of :meth:`scalar_out_of_range` and :meth:`tile_scalar_out_of_range` for
+        ``tl.cdiv(x, div)`` of a Python integer ``div``: Triton 3.6's cdiv is the jit function
+        ``(x + (div - 1)) // div``, ``div - 1`` Python's, so both ``div - 1`` and ``div`` meet
+        ``x``'s type (`tl.cdiv(x8, 300)` of an int8 tile: "Scalar 299 is out of range for type
+        int8"; `tl.cdiv(u, -2)` of a uint32 one: a negative scalar), which was verified
+        (adversarial round 44)."""
+        bound = by_position(("x", "div"), list(node.args), dict(node.kwargs))[0]
+        values = by_position(("x", "div"), list(args), dict(kwargs))[0]
+        if len(bound) != 2 or len(values) != 2 or not self.python_number(bound[1]) or \
+                self.python_number(bound[0]):
+            return
+        less = K.BinOp("-", bound[1], K.Const(1), node.loc)
+        for other in (less, bound[1]):
+            value = self.eval(other) if other is less else values[1]
+            self.scalar_out_of_range(node, values[0], value, (bound[0], other), "tl.cdiv")
+            self.tile_scalar_out_of_range(node, values[0], value, (bound[0], other), "tl.cdiv")
 
     def run_time_i32(self, v: Value) -> bool:
         """Whether ``v`` is an integer the GPU computes at run time in i32 as far as the reading
@@ -2775,6 +2793,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                                          "tl.where")
                 self.tile_scalar_out_of_range(node, values[1], values[2], (bound[1], bound[2]),
                                               "tl.where")
+        if triton and name == "cdiv":
+            self.cdiv_scalar_rules(node, args, kwargs)
         if triton and name in ("arange", "zeros", "full"):
             self.block_shape_rule(name, node)
         if triton and name == "full":
