@@ -40,6 +40,16 @@ Bugs found, one line each (all verified, exit 0, before the fixes that came with
   ``tl.cdiv(x8, 300)``, ``tl.cdiv(u, -2)``, ``tl.cdiv(t, 3000000000)``: Triton's cdiv is the jit
   function ``(x + (div - 1)) // div``, so ``div - 1`` and ``div`` meet ``x``'s type; FIXED.
 
+- a pointer read from a table (``q = tl.load(tab_ptr)`` in the kernel body) minus a uint8 1 was
+  read as ``q - 1`` where Triton computes ``q + 255``; FIXED with the above (a loaded value, of
+  unknown kind, minus such an offset is either form).
+- an atomic through a pointer whose element type Triton 3.6 refuses for it (``tl.atomic_add``
+  of int8, ``tl.atomic_xchg`` of int16, ``tl.atomic_max`` of uint8 or fp16, ``tl.atomic_cas`` of
+  int8: "atomic_add does not support int8", "atomic_cas only supports elements with width {16,
+  32, 64}") was verified, and ``--ttgir`` refused the lowered kernel; FIXED: the lowering refuses
+  it by the signature's element type (lowering/more_ops.py atomic_dtype_refusal), so tle-dump's
+  translation does.
+
 Pins beside them: the program id is below its axis's count (``program_id(0) -
 num_programs(0)`` is negative: refused before with a witness no grid gives, program_id(0) = 6
 with one program); an int64 minus a uint8 is the integer difference (Triton promotes to int64).
@@ -274,3 +284,107 @@ def test_a_number_of_the_tiles_type_in_where(tmp_path, capsys, choice):
     `tl.maximum(x8, 300)` (Triton makes a tensor of the 300 first)."""
     text = ring(after=where_store(choice))
     expect(*dump(tmp_path, capsys, text + SIGNATURE), "verified")
+
+
+#: a pointer loaded from a table in the kernel body, handed to both partitions: the writer
+#: stores at `q - u` (u a uint8 1: Triton's q + 255), the reader at `q + AT`
+TABLE = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(tab_ptr, N):
+    q = tl.load(tab_ptr)
+    kv = tle.pipe(capacity=2, a=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, q, N)), (consume, (kv, q, N))], [4], [232])
+
+
+def produce(kv, q, N):
+    w = kv.writer()
+    for t in range(N):
+        s = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(s.a), tl.zeros([64], tl.float32))
+        w.commit(t)
+        u = (t * 0 + 1).to(tl.uint8)
+        tl.store(q - u, 1.0)
+
+
+def consume(kv, q, N):
+    r = kv.reader()
+    for t in range(N):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.a))
+        r.release(t)
+        tl.store(q + AT, 2.0)
+
+DEFAULT_CONFIG = {"signature": {"tab_ptr": "**fp32", "N": "i32"}}
+'''
+
+
+def test_a_loaded_pointer_minus_an_offset(tmp_path, capsys):
+    """A pointer read from a table (a value of unknown kind) minus a uint8 1 is `q + 255` too.
+    Before: verified beside the reader's store at q + 255."""
+    code, err = dump(tmp_path, capsys, TABLE.replace("AT", "255"))
+    expect(code, err, RACE)
+
+
+# ------------------------------------------------------------ atomics of narrow element types
+
+#: (the store pointer's signature type, the atomic, the words of Triton's refusal)
+ATOMICS = {
+    "tl.atomic_add of int8": ("*i8", "tl.atomic_add(y_ptr + 4096 + t, 1)",
+                              "atomic_add does not support int8"),
+    "tl.atomic_xchg of int16": ("*i16", "tl.atomic_xchg(y_ptr + 4096 + t, 1)",
+                                "atomic_xchg does not support int16"),
+    "tl.atomic_max of uint8": ("*u8", "tl.atomic_max(y_ptr + 4096 + t, 1)",
+                               "atomic_max does not support uint8"),
+    "tl.atomic_max of fp16": ("*fp16", "tl.atomic_max(y_ptr + 4096 + t, 1.0)",
+                              "atomic_max does not support fp16"),
+    "tl.atomic_cas of int8": ("*i8", "tl.atomic_cas(y_ptr + 4096 + t, c8, c8)",
+                              "atomic_cas only supports elements with width {16, 32, 64}"),
+}
+
+#: an int8 comparand and value (Triton's atomic_cas converts neither)
+C8 = "c8 = (t * 0 + 1).to(tl.int8)"
+
+
+def _chain(err) -> list[str]:
+    """The messages of ``err`` and the errors it was raised from."""
+    out = []
+    while err is not None:
+        out.append(str(err))
+        err = err.__cause__ or err.__context__
+    return out
+
+
+@pytest.mark.parametrize("case", list(ATOMICS))
+def test_triton_refuses_an_atomic_of_a_narrow_type(tmp_path, monkeypatch, case):
+    """The oracle (semantic.atom_red_typechecking_impl, atomic_cas)."""
+    pointee, atomic, words = ATOMICS[case]
+    source = TRITON_K + f"    for t in range(N):\n        {C8}\n        " + \
+        atomic.replace("y_ptr + 4096", "x_ptr") + "\n"
+    err = triton_compile_error(tmp_path, monkeypatch, source, f"r44_atomic{len(case)}",
+                               signature={"x_ptr": pointee, "N": "i32", "C": "constexpr"})
+    assert err is not None and any(words in t for t in _chain(err))
+
+
+@pytest.mark.parametrize("case", list(ATOMICS))
+def test_an_atomic_of_a_narrow_type(tmp_path, capsys, case):
+    """Before: verified, and `--ttgir` refused the lowered kernel with Triton's words."""
+    pointee, atomic, words = ATOMICS[case]
+    text = ring(after=f"{C8}\n        {atomic}") + SIGNATURE.replace('"y_ptr": "*fp32"',
+                                                                   f'"y_ptr": "{pointee}"')
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[lowering]", words))
+
+
+@pytest.mark.parametrize("pointee, atomic", [
+    ("*i32", "tl.atomic_add(y_ptr + 4096 + t, 1)"),
+    ("*fp16", "tl.atomic_add(y_ptr + 4096 + t, 1.0)"),
+    ("*bf16", "tl.atomic_add(y_ptr + 4096 + t, 1.0)"),
+    ("*i16", "tl.atomic_cas(y_ptr + 4096 + t, c16, c16)")])
+def test_an_atomic_triton_compiles(tmp_path, capsys, pointee, atomic):
+    """32-bit integers; fp16 and bf16 for add; a compare-and-swap of 16 bits."""
+    text = ring(after=f"c16 = (t * 0 + 1).to(tl.int16)\n        {atomic}") + \
+        SIGNATURE.replace('"y_ptr": "*fp32"', f'"y_ptr": "{pointee}"')
+    expect(*dump(tmp_path, capsys, text), "verified")

@@ -60,7 +60,8 @@ def settle(model: Model, e: K.BinOp, a, b, inst: Instance, where: str):
     result = _join([ka, kb])
     if ka not in (CONST, result):
         a = operand(model, e.lhs, a, inst, where)
-    if e.op == "-" and ka == WIDE and (kb in (I32, U32, ANY) or kb in NARROWS):
+    if e.op == "-" and ka in (WIDE, ANY) and (kb in (I32, U32, ANY) or kb in NARROWS):
+        # (ANY: a value loaded from memory, which a pointer table holds)
         pointer = _pointer_valued(model, e.lhs, inst, where)
         if pointer is not False:
             # Triton's `ptr - off` is `ptr + (0 - off)`, the negation in the offset's own type
