@@ -207,6 +207,15 @@ def _first_candidates(model: Model, name: str, inst: Instance, where: str, depth
     return {name} if name in model.params else set()
 
 
+def _witness_name(n: str) -> str:
+    """How a witness names the symbol ``n``: an argument by its name, a program id or count
+    as the kernel spells it (``program_id(1)``, ``num_programs(0)``)."""
+    if n.startswith("a:"):
+        return n[2:]
+    kind, axis = n.split(":", 1)
+    return f"{'program_id' if kind == 'pid' else 'num_programs'}({axis})"
+
+
 def _power(m: int) -> str:
     """``m``, a power of two, as ``2 ** k``."""
     return f"2 ** {m.bit_length() - 1}"
@@ -388,10 +397,9 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             # the integer arguments and program ids the two addresses read, at the witness
             named = sorted(n for n in symbols(ta) | symbols(tb)
                            if (n.startswith("a:") and n[2:] not in ca | cb)
-                           or n.startswith("pid:"))
-            given = ", ".join(f"{n[2:] if n.startswith('a:') else 'program_id(' + n[4:] + ')'}"
-                              f" = {z.eval(model.z3.Int(n), model_completion=True)}"
-                              for n in named)
+                           or n.startswith(("pid:", "nprog:")))
+            given = ", ".join(f"{_witness_name(n)} = "
+                              f"{z.eval(model.z3.Int(n), model_completion=True)}" for n in named)
             read = sorted(model.constexprs_read)
             given = ", ".join([given] * bool(given) + [
                 f"{n} = {model.constexprs[n]} (constexpr)" for n in read])

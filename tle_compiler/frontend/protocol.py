@@ -1418,7 +1418,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
     #: the scalar to a tensor of its own type first, so `N < 4294967296` compiles
     SCALAR_CHECKED = ("+", "-", "*", "//", "%", "&", "|", "^", "<<", ">>")
 
-    def scalar_out_of_range(self, e: K.BinOp, left: Value, right: Value) -> None:
+    def scalar_out_of_range(self, e: K.Expr, left: Value, right: Value,
+                            operands: Optional[tuple] = None, op: Optional[str] = None) -> None:
         """Refuse `N + 4294967296 - 4294967296` (`M & 4294967295` of a name bound to -7, `p *
         4294967296`, ...): an integer computed at run time in i32 (a kernel argument, a loop
         variable, a value derived from them) or a name bound to a compile-time number (an i32
@@ -1428,11 +1429,15 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         result folded) and verified it. A run-time sum whose affine value keeps a constant or
         coefficient outside i32 in a loop's bounds (`range(N + 4294967296)`) is left to the i32
         check of loop bounds, which makes no claim for it (docs/semantics.md). A kernel argument
-        counts as an i32 where the file's DEFAULT_CONFIG types it so (:meth:`run_time_i32`)."""
-        if e.op not in self.SCALAR_CHECKED:
+        counts as an i32 where the file's DEFAULT_CONFIG types it so (:meth:`run_time_i32`).
+        ``operands`` / ``op``: the two value operands of ``tl.where(c, x, y)``, ``e`` the call,
+        which Triton checks as it checks a binary operator's (semantic.where)."""
+        op = op or e.op
+        if op not in self.SCALAR_CHECKED + ("tl.where", "tl.cdiv"):
             return
-        for value, node, other, other_node in ((left, e.lhs, right, e.rhs),
-                                               (right, e.rhs, left, e.lhs)):
+        lhs, rhs = operands or (e.lhs, e.rhs)
+        for value, node, other, other_node in ((left, lhs, right, rhs),
+                                               (right, rhs, left, lhs)):
             if isinstance(other, Const) and not isinstance(other.value, bool) \
                     and isinstance(other.value, int):
                 c = other.value
@@ -1447,8 +1452,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             runtime = not self.width(value) and self.run_time_i32(value)
             if not (tensor or runtime):
                 continue
-            if runtime and not tensor and self._in_loop_bound:
-                folded = self.binop(e.op, left, right, e)
+            if runtime and not tensor and self._in_loop_bound and op in self.SCALAR_CHECKED:
+                folded = self.binop(op, left, right, e)
                 a = self.as_aff(folded) if isinstance(folded, Aff) else None
                 if a is None or not (fits_i32(a.const) and all(fits_i32(k) for _, k in a.terms)):
                     return  # the bound keeps the constant: the i32 check of loop bounds sees it
@@ -1456,13 +1461,15 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                     f"(an i32 tensor there, as in Triton)" if tensor else
                     f"`{self.src(node)}`, an i32 computed at run time")
             raise self.err(f"`{self.src(e)}` computes {what} with the compile-time integer {c}, "
-                           f"outside i32: Triton 3.6 computes `{e.op}` in the tensor's type and "
+                           f"outside i32: Triton 3.6 computes `{op}` in the tensor's type and "
                            f"refuses the scalar (\"Scalar {c} is out of range for type int32\"), "
                            f"so the kernel does not compile, where the verifier read Python's "
                            f"integers; write the expression without it, or widen the operand "
                            f"(`.to(tl.int64)`)", e, check="unsupported-expression")
 
-    def tile_scalar_out_of_range(self, e: K.BinOp, left: Value, right: Value) -> None:
+    def tile_scalar_out_of_range(self, e: K.Expr, left: Value, right: Value,
+                                 operands: Optional[tuple] = None, op: Optional[str] = None
+                                 ) -> None:
         """The rule of :meth:`scalar_out_of_range` beside an integer tile whose element type the
         frontend knows (``tl.arange``: int32; a cast ``.to(tl.int8)``, ``tl.full`` / ``tl.zeros``
         of an integer dtype, ...): Triton 3.6 computes ``op`` in the tile's type
@@ -1470,12 +1477,17 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         ("Scalar 300 is out of range for type int8", `tl.arange(0, 64) + 2**31`) or a negative
         one beside an unsigned tile ("Cannot perform a binary operation between an unsigned
         tensor and a negative scalar"). Each was verified (adversarial round 27), and the Gluon
-        the lowering printed failed so."""
-        if e.op not in self.SCALAR_CHECKED:
+        the lowering printed failed so. ``operands`` / ``op``: the two value operands of
+        ``tl.where(c, x, y)``, ``e`` the call, which Triton 3.6 converts alike (semantic.where:
+        `tl.where(c, u, -1)` of a uint32 tile, `tl.where(c, x8, 300)` of an int8 one, refused
+        there, were verified: adversarial round 44)."""
+        op = op or e.op
+        if op not in self.SCALAR_CHECKED + ("tl.where", "tl.cdiv"):
             return
         from ..ir import promotion
-        for value, node, other, other_node in ((left, e.lhs, right, e.rhs),
-                                               (right, e.rhs, left, e.lhs)):
+        lhs, rhs = operands or (e.lhs, e.rhs)
+        for value, node, other, other_node in ((left, lhs, right, rhs),
+                                               (right, rhs, left, lhs)):
             if not self.python_number(other_node):
                 continue  # (a name bound to a number is an i32 tensor: Triton promotes it)
             # the number's values (at each value of a tl.static_range variable it reads), a
@@ -1499,7 +1511,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                   "u16": "uint16", "u32": "uint32", "u64": "uint64"}.get(dt, dt)
             if dt not in promotion.INTEGER_TYPES or dt == "int1":
                 continue
-            ret = promotion.computation_type(dt, promotion.PY_INT, e.op in ("//", "%"))
+            ret = promotion.computation_type(dt, promotion.PY_INT, op in ("//", "%"))
             if ret not in promotion.INTEGER_TYPES or ret == "int1":
                 continue
             why = None
@@ -1525,11 +1537,29 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 bound = ", ".join(f"{n} = {v}" for n, v in sorted(self.k.bind.items()))
                 where = f" (the kernel read specialised to {bound})" if bound else ""
                 raise self.err(f"`{self.src(e)}` computes the {ret} tile `{self.src(node)}` with "
-                               f"the integer {c}{where}: Triton 3.6 computes `{e.op}` in the "
+                               f"the integer {c}{where}: Triton 3.6 computes `{op}` in the "
                                f"tile's type "
                                f"and refuses it (\"{why}\"); cast the tile first "
                                f"(`.to(tl.int64)`) or write a number of its type", e,
                                check="unsupported-expression")
+
+    def cdiv_scalar_rules(self, node: K.Op, args: list, kwargs: dict) -> None:
+        """The rules of :meth:`scalar_out_of_range` and :meth:`tile_scalar_out_of_range` for
+        ``tl.cdiv(x, div)`` of a Python integer ``div``: Triton 3.6's cdiv is the jit function
+        ``(x + (div - 1)) // div``, ``div - 1`` Python's, so both ``div - 1`` and ``div`` meet
+        ``x``'s type (`tl.cdiv(x8, 300)` of an int8 tile: "Scalar 299 is out of range for type
+        int8"; `tl.cdiv(u, -2)` of a uint32 one: a negative scalar), which was verified
+        (adversarial round 44)."""
+        bound = by_position(("x", "div"), list(node.args), dict(node.kwargs))[0]
+        values = by_position(("x", "div"), list(args), dict(kwargs))[0]
+        if len(bound) != 2 or len(values) != 2 or not self.python_number(bound[1]) or \
+                self.python_number(bound[0]):
+            return
+        less = K.BinOp("-", bound[1], K.Const(1), node.loc)
+        for other in (less, bound[1]):
+            value = self.eval(other) if other is less else values[1]
+            self.scalar_out_of_range(node, values[0], value, (bound[0], other), "tl.cdiv")
+            self.tile_scalar_out_of_range(node, values[0], value, (bound[0], other), "tl.cdiv")
 
     def run_time_i32(self, v: Value) -> bool:
         """Whether ``v`` is an integer the GPU computes at run time in i32 as far as the reading
@@ -2753,6 +2783,18 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.pointer_operand_rules(name, first, node)
         if triton and name in self.REDUCTIONS:
             self.reduction_axis_rule(name, node)
+        if triton and name == "where":
+            # its two values converted to one type as a binary operator's are: a Python integer
+            # beside an integer tile must fit the tile's type (semantic.where)
+            bound = by_position(("condition", "x", "y"), list(node.args), dict(node.kwargs))[0]
+            values = by_position(("condition", "x", "y"), list(args), dict(kwargs))[0]
+            if len(bound) == 3 and len(values) == 3:
+                self.scalar_out_of_range(node, values[1], values[2], (bound[1], bound[2]),
+                                         "tl.where")
+                self.tile_scalar_out_of_range(node, values[1], values[2], (bound[1], bound[2]),
+                                              "tl.where")
+        if triton and name == "cdiv":
+            self.cdiv_scalar_rules(node, args, kwargs)
         if triton and name in ("arange", "zeros", "full"):
             self.block_shape_rule(name, node)
         if triton and name == "full":

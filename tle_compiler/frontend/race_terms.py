@@ -99,6 +99,11 @@ class Integers:
         """Whether a ``min`` / ``max`` of ``args`` orders their terms as integers: yes."""
         return True
 
+    @staticmethod
+    def compared(model: "Model", e: K.Compare, a, b, inst: "Instance", where: str):
+        """The operand terms a comparison ``e`` compares as integers: ``(a, b)``."""
+        return a, b
+
 
 class Model:
     """Builds z3 terms of one kernel's expressions; symbols of kernel arguments and program ids
@@ -200,9 +205,11 @@ class Model:
                 self.wrap_facts.update(c.get_id() for c in ranges)
                 self.facts += ranges
             if name.startswith("pid:"):
-                self.facts.append(v >= 0)
+                # a program id lies in [0, num_programs) of its axis (the launch's grid)
+                self.facts += [v >= 0, v < self.sym("nprog:" + name[4:])]
             if name.startswith("nprog:"):
-                self.facts.append(v >= 1)
+                # a grid has 1 to 2 ** 31 - 1 programs along an axis
+                self.facts += [v >= 1, v <= 2 ** 31 - 1]
         return self._sym[name]
 
     def fresh(self, tag: str, inst: "Instance"):
@@ -300,6 +307,12 @@ def condition(model: Model, e: K.Expr, inst: Instance, where: str = "part",
             return model.fresh("fcompare", inst) == 1
         a = model.arith.operand(model, e.lhs, term(model, e.lhs, inst, 24, where), inst, where)
         b = model.arith.operand(model, e.rhs, term(model, e.rhs, inst, 24, where), inst, where)
+        got = model.arith.compared(model, e, a, b, inst, where)
+        if got is None:
+            # operands of a width or signedness the model does not know: a truth it does not
+            # read, either way at each reading (as a comparison of floats above)
+            return model.fresh("ucompare", inst) == 1
+        a, b = got
         return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
                 ">=": a >= b}.get(e.op)
     if names and isinstance(e, K.BinOp) and e.op in ("&", "|"):
@@ -917,6 +930,27 @@ def _cast(model: Model, x: K.Expr, a, target: Optional[str], inst: Instance, whe
 _MIN_MAX = ("tl.minimum", "tl.maximum", "builtins.min", "builtins.max", "min", "max")
 
 
+def _grid_value(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
+    """``tl.program_id(axis)`` / ``tl.num_programs(axis)``: the symbol of its axis (``pid:1``),
+    one for both partitions. The axis is the first argument or ``axis=`` (Triton 3.6 binds both
+    alike: `tl.program_id(axis=1)` is the y axis, not axis 0). An axis the kernel is read
+    without a number for (a constexpr parameter read for every value, which Triton 3.6 takes
+    as 0, 1 or 2) is the symbol of the axis it names: two such calls of different constexprs
+    are not one value."""
+    z3 = model.z3
+    kind = "pid" if e.name == "tl.program_id" else "nprog"
+    given = e.args[0] if e.args else e.kw("axis")
+    if given is None:
+        return model.fresh(kind, inst)  # no axis (Triton refuses the call): any value
+    a = term(model, given, inst, depth - 1, where)
+    axis = _number(a)
+    if axis is not None:
+        return model.sym(f"{kind}:{axis}")
+    inst.constraints += [a >= 0, a <= 2]
+    return z3.If(a == 0, model.sym(f"{kind}:0"),
+                 z3.If(a == 1, model.sym(f"{kind}:1"), model.sym(f"{kind}:2")))
+
+
 def _choice(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
     """``tl.where(c, a, b)`` / ``a if c else b``: each branch in its own type (promoted after,
     as Triton converts it: an int32 branch beside an int64 one has wrapped first), ``a`` where
@@ -1007,12 +1041,8 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
         if inst.lanes is not None:
             inst.lanes[id(e)] = v
         return v
-    if name == "tl.program_id":
-        axis = _number(term(model, e.args[0], inst, depth - 1, where)) if e.args else 0
-        return model.sym(f"pid:{axis}")
-    if name == "tl.num_programs":
-        axis = _number(term(model, e.args[0], inst, depth - 1, where)) if e.args else 0
-        return model.sym(f"nprog:{axis}")
+    if name in ("tl.program_id", "tl.num_programs"):
+        return _grid_value(model, e, inst, depth, where)
     if name in SAME_VALUE and e.args:
         return term(model, e.args[0], inst, depth - 1, where)
     if name in CASTS and e.args:

@@ -60,9 +60,38 @@ def settle(model: Model, e: K.BinOp, a, b, inst: Instance, where: str):
     result = _join([ka, kb])
     if ka not in (CONST, result):
         a = operand(model, e.lhs, a, inst, where)
+    if e.op == "-" and ka in (WIDE, ANY) and (kb in (I32, U32, ANY) or kb in NARROWS):
+        # (ANY: a value loaded from memory, which a pointer table holds)
+        pointer = _pointer_valued(model, e.lhs, inst, where)
+        if pointer is not False:
+            # Triton's `ptr - off` is `ptr + (0 - off)`, the negation in the offset's own type
+            # (semantic.sub, minus), then added as an offset is (an unsigned one
+            # zero-extended): `ptr - u` of a uint8 1 is `ptr + 255`, of an int8 -128 `ptr -
+            # 128`, of a uint32 1 `ptr + 2 ** 32 - 1`
+            neg = a + in_type(model, e.rhs, -operand(model, e.rhs, b, inst, where), inst, where)
+            if pointer:
+                return neg
+            # a loaded value that may be a pointer (a pointer table's) or an integer
+            v = model.fresh("choice", inst)
+            inst.constraints.append(model.z3.Or(v == neg, v == a - operand(
+                model, e.rhs, b, inst, where)))
+            return v
     if kb not in (CONST, result):
         b = operand(model, e.rhs, b, inst, where)
     return Integers.settle(model, e, a, b, inst, where)
+
+
+def _pointer_valued(model: Model, e: K.Expr, inst: Instance, where: str) -> Optional[bool]:
+    """Whether the 64-bit value ``e`` is a pointer (True: it adds a pointer argument), an integer
+    (False), or either (None: a value loaded from memory alone, which a pointer table holds)."""
+    if model.based_on is None:
+        return False
+    based = model.based_on(e, inst, where)
+    if based & model.pointers and based <= model.pointers:
+        return True
+    if based & model.pointers:
+        return None
+    return False
 
 
 def operand(model: Model, e: K.Expr, value, inst: Instance, where: str, cut: bool = False):
@@ -290,6 +319,40 @@ def ordered(model: Model, args, inst: Instance, where: str) -> bool:
     narrow = [k for k in kinds if k in NARROWS]
     return all(k in (CONST, I32) or k in NARROWS for k in kinds) and (
         len(narrow) <= 1 or all(k in ("int8", "int16") for k in narrow))
+
+
+#: the width and signedness of each kind a comparison reads exactly (a Python number is an
+#: int32 there: Triton's tensor comparison makes a tensor of it first, to_tensor)
+_COMPARED = {CONST: (32, True), I32: (32, True), U32: (32, False), WIDE: (64, True),
+             U64: (64, False), "int8": (8, True), "uint8": (8, False), "int16": (16, True),
+             "uint16": (16, False), "int1": (1, False)}
+
+
+def compared(model: Model, e: K.Compare, a, b, inst: Instance, where: str):
+    """The operand terms (each in its own type, as :func:`operand` gives them) the comparison
+    ``e`` compares as integers, or None where the model does not know how Triton compares them
+    (a value of unknown width or signedness). Triton compares the promoted type of the two
+    (semantic.integer_promote_impl, C's usual conversions): an unsigned operand at least as wide
+    as a signed one makes the comparison unsigned, the signed value taken modulo ``2 ** bits``
+    (an int32 -1 beside a uint32 3 is 4294967295, not below it: ``icmp ult``); a narrower
+    unsigned one beside a signed one is zero-extended (its value). A uint64, which the model
+    keeps as the signed value it was cast from, is its value in ``[0, 2 ** 64)`` there."""
+    if not model.int32:
+        return a, b
+    ka, kb = kind(model, e.lhs, inst, where), kind(model, e.rhs, inst, where)
+    if ka not in _COMPARED or kb not in _COMPARED:
+        return None
+    (ra, sa), (rb, sb) = _COMPARED[ka], _COMPARED[kb]
+    z3 = model.z3
+    if not sa and ra == 64:
+        a = unsigned(model, e.lhs, a, inst, where)
+    if not sb and rb == 64:
+        b = unsigned(model, e.rhs, b, inst, where)
+    if sa and not sb and rb >= ra:
+        a = z3.If(a < 0, a + 2 ** rb, a)
+    if sb and not sa and ra >= rb:
+        b = z3.If(b < 0, b + 2 ** ra, b)
+    return a, b
 
 
 def element_types(signature: Optional[dict]) -> dict[str, str]:

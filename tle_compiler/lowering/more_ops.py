@@ -42,6 +42,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from math import prod
+from typing import Optional
 
 from ..frontend.partition_rules import (VIEW_REFUSAL, bind_reshape, reshape_shape_refusal,
                                        trans_dims_refusal)
@@ -156,6 +157,28 @@ def _operand_for(tr, p: V, v: V, what: str, node: K.Op) -> str:
     return f"gl.full({shape}, {v.text}, {dtype}, layout={tr.Lv(p.var)})"
 
 
+def atomic_dtype_refusal(op: str, dtype: str) -> Optional[str]:
+    """Triton 3.6's refusal of an atomic ``op`` (``add``, ``max``, ..., ``cas``) on memory of
+    element type ``dtype`` (``int8``), or None: a read-modify-write needs 16 bits or more, and
+    not int16 / uint16 (semantic.atom_red_typechecking_impl; fp16 and bf16 only for ``add``), a
+    compare-and-swap 16, 32 or 64 bits (semantic.atomic_cas). tle-dump verified an
+    ``atomic_add`` through an ``*i8`` pointer that the compile then refused (adversarial round
+    44)."""
+    from .plan import BITS
+    bits = 1 if dtype == "int1" else BITS.get(dtype)
+    if bits is None:
+        return None
+    if op == "cas":
+        return None if bits in (16, 32, 64) else \
+            "atomic_cas only supports elements with width {16, 32, 64}"
+    short = {"float16": "fp16", "bfloat16": "bf16"}
+    if dtype in short and op != "add":
+        return f"atomic_{op} does not support {short[dtype]}"
+    if dtype in ("int16", "uint16") or bits < 16:
+        return f"atomic_{op} does not support {dtype.replace('float8', 'fp8')}"
+    return None
+
+
 def atomic(tr, node: K.Op) -> V:
     """``tl.atomic_<op>`` → ``gl.atomic_<op>``, emitted as its own statement; the value is the
     old contents (a scalar, or a tensor in the pointer's layout)."""
@@ -177,6 +200,10 @@ def atomic(tr, node: K.Op) -> V:
     parts = [p.text]
     from .plan import POINTEE_DTYPES
     pointee = POINTEE_DTYPES.get(p.pointee or "")
+    why = atomic_dtype_refusal(op, pointee) if pointee is not None else None
+    if why:
+        raise tr.err(f"`{node.name}` on a pointer to {pointee}: Triton 3.6 refuses it (\"{why}\"); "
+                     f"update the memory through a pointer of 32 or 64 bits", node)
     for key in names[1:3]:
         if key == "mask" and key not in a:
             continue
