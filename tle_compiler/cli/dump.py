@@ -494,10 +494,19 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
     # integers: a cast or a comparison of one is not read as of an integer
     values.update({n: v for n, v in loaded.defaults.get(rep.program.name, {}).items()
                    if n in names and isinstance(v, float) and n not in values})
+    # a constexpr of no value here (neither DEFAULT_CONFIG nor --param gives one) is a launch's
+    # to choose, a float too (`SCALE=0.5`), unless the kernel's own use of it compiles only for
+    # an integer (a range bound, tl.arange, a shape: frontend/constexpr_kinds.py): a cast or a
+    # comparison of it is read as of a float (race_terms.floating)
+    from ..frontend.constexpr_kinds import integer_constexprs
+
+    config = loaded.defaults.get(rep.program.name, {})
+    floats = frozenset(n for n in names if n not in values and n not in config) - \
+        integer_constexprs(kir)
     signature = loaded.signatures.get(rep.program.name)  # pointers, integer widths
     try:
         try:
-            check_global_races(kir, domains, values, signature)
+            check_global_races(kir, domains, values, signature, floats)
             # a free constexpr is read as an int32, as the integer arguments are: a
             # DEFAULT_CONFIG value past int32 (`"C": 2 ** 40`, which the lowering compiles with)
             # is outside that reading, so the kernel is checked with it too
@@ -505,7 +514,7 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
                 rep.program.name, {})).items()
                 if n in names and n not in values and not -2 ** 31 <= v < 2 ** 31}
             if wide:
-                check_global_races(kir, domains, {**values, **wide}, signature)
+                check_global_races(kir, domains, {**values, **wide}, signature, floats)
         except TleError:
             # refused for some value of a constexpr argument (`row * D` with D = 32 overlaps
             # the next row): checked again with the DEFAULT_CONFIG values the lowering
@@ -515,7 +524,7 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
                 rep.program.name, {})).items() if n in names and n not in values}
             if not extra:
                 raise
-            check_global_races(kir, domains, {**values, **extra}, signature)  # its refusal
+            check_global_races(kir, domains, {**values, **extra}, signature, floats)  # its refusal
             rep.specialised = {**rep.specialised, **extra}
             print(f"tle-dump: {rep.program.name}: global memory proved apart with "
                   f"{', '.join(f'{n}={v}' for n, v in extra.items())} (DEFAULT_CONFIG; a race "
