@@ -252,6 +252,7 @@ def _load_kir(path: Path, fixed: dict) -> Loaded:
         names[k.name] = tuple(p.name for p in k.params if p.constexpr)
         try:
             whole = kernel_config(k, str(path), k.name)
+            _check_config_constexprs(path, k.name, whole, k.params)
             config = dict(whole.get("constexprs", {}))
             if isinstance(whole.get("signature"), dict):
                 signatures[k.name] = dict(whole["signature"])
@@ -276,6 +277,36 @@ def _load_kir(path: Path, fixed: dict) -> Loaded:
                     signatures=signatures, kirs={k.name: k for k in kernels})
     _check_constexpr_values(loaded, {n: v for n, v in fixed.items() if n in specialised})
     return loaded
+
+
+def _check_config_constexprs(path: Path, name: str, cfg: dict, params) -> None:
+    """_Unusable (exit 2, at DEFAULT_CONFIG's line, whatever tle-dump was asked to print) when
+    the signature of kernel ``name``'s DEFAULT_CONFIG ``cfg`` types an argument "constexpr" that
+    the kernel (its ``params``) takes at run time, or types a constexpr argument "constexpr"
+    while the config's "constexprs" gives it no value: the kernel that was verified (a run-time
+    value there; a constexpr a launch gives) is not the one --gluon/--ttgir/--ptx compile with
+    these types (the value baked in, or None: "cannot convert None")."""
+    sig, values = cfg.get("signature", {}), cfg.get("constexprs", {})
+    if not isinstance(sig, dict) or not params:
+        return
+    values = values if isinstance(values, dict) else {}
+    kinds = {p.name: p.constexpr for p in params}
+    from .config import _line
+
+    where = f"{path}:{_line(str(path))}: error: DEFAULT_CONFIG's \"signature\" types"
+    for arg, t in sig.items():
+        if t != "constexpr" or arg not in kinds:
+            continue  # an argument the kernel lacks: _check_signature_names says so
+        if not kinds[arg]:
+            raise _Unusable(f"{where} {arg!r} as \"constexpr\", but kernel '{name}' takes it at "
+                            f"run time (no tl.constexpr annotation), as it was verified: type it "
+                            f"as the value it is (\"i32\", \"*fp32\"), or annotate it "
+                            f"tl.constexpr")
+        if arg not in values:
+            raise _Unusable(f"{where} {arg!r} as \"constexpr\", but its \"constexprs\" gives "
+                            f"{arg} no value, which the compile needs (it would compile {arg} as "
+                            f"None): give {arg} a value there, or leave it out of the signature "
+                            f"(a launch gives it)")
 
 
 def _bound_in_text(k) -> dict[str, int]:
@@ -375,6 +406,8 @@ def _loaded(path: Path, infos, specialised: dict[str, int]) -> Loaded:
     """The kernels read, with each one's constexprs: its ``tl.constexpr`` arguments and those
     its DEFAULT_CONFIG's signature calls "constexpr", and the values DEFAULT_CONFIG gives them."""
     configs = {i.name: _config_of(path, i) for i in infos}
+    for i in infos:
+        _check_config_constexprs(path, i.name, configs[i.name], getattr(i.kir, "params", ()))
     names = {i.name: tuple(dict.fromkeys((*i.constexprs, *(
         n for n, t in configs[i.name].get("signature", {}).items() if t == "constexpr"))))
         for i in infos}
