@@ -80,8 +80,9 @@ exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
      unknown pass in -p, a bad flag, --param (True/False only for a boolean constexpr) or
      --bound, --debug-waits/--wait-bound without --gluon/--ttgir/--ptx, a DEFAULT_CONFIG
      num_warps other than the kernel's @tle.jit one or a signature type Triton does not read
-     ("int", "*float32"), an output (-o, or stdout) that cannot be written, is the input file
-     or ends in '/', --gluon/--ttgir/--ptx with --graph or with an -o/--format of JSON or a
+     ("int", "*float32"), a signature typing "constexpr" a run-time argument or a constexpr
+     "constexprs" gives no value, an output (-o, or stdout) that cannot be written, is the
+     input file or ends in '/', --gluon/--ttgir/--ptx with --graph or with an -o/--format of JSON or a
      picture, --print-ir (or a lowering pass in -p) with --graph, --format dot/json or
      --gluon/--ttgir/--ptx, --gluon/--ttgir/--ptx on a file without a DEFAULT_CONFIG or whose
      signature or constexprs name no argument of the kernel, or whose signature leaves one
