@@ -23,6 +23,14 @@ Bugs found, one line each (before the fixes that came with this file):
   was verified and ``--ttgir`` refused it ("constexpr argument(s) C need a value"); FIXED: both
   are unusable input (exit 2) naming the argument, whatever tle-dump is asked to print
   (cli/dump.py _check_config_constexprs).
+- the pointer of a store that is the result of an operator no pointer comes out of (``y_ptr +
+  t * 2 ^ 1``: Python's ``+`` binds before ``^``, so this is ``(y_ptr + 2 * t) ^ 1``; likewise
+  ``|``, ``&``, ``<<``, ``(y_ptr + t) * 2``, ``//``, ``%``, ``-(y_ptr + t)``, directly or
+  through a name bound to it) was verified without a DEFAULT_CONFIG signature typing y_ptr
+  (exit 0), where Triton 3.6 refuses the operator of a pointer ("invalid operands of type
+  pointer") and the store of an integer ("Unsupported ptr type") whatever the launch's types;
+  FIXED: refused where the kernel is read (triton_rules.pointer_form_rule,
+  ``unsupported-expression``).
 
 Pins beside them: a constexpr proved an integer by ``tl.arange(0, SCALE)``, ``range(SCALE)``,
 ``tl.static_range(SCALE)`` or ``tl.zeros([SCALE], ...)`` keeps the integer reading (verified);
@@ -218,3 +226,56 @@ def test_a_signature_of_the_kernels_constexprs(tmp_path, capsys):
                    '{"signature": {SIG, "S": "i32"}, "constexprs": {}}'):
         text = STRIDED + "\nDEFAULT_CONFIG = " + config.replace("SIG", SIG) + "\n"
         expect(*dump(tmp_path, capsys, text), "verified")
+
+
+# ------------------------------------------------------------ a pointer out of a bit operator
+
+#: pointers of a store that Python's precedence (`+` before `&`, `|`, `^`, shifts) or a
+#: misplaced parenthesis make the result of an operator no pointer comes out of; read as the
+#: offset's, true races at 5 (t = 2, 1, 0, ...)
+POINTER_FORMS = ["BASE + t * 2 ^ 1", "BASE + t * 4 | 1", "BASE + t * 2 + 5 & 7",
+                 "BASE + t << 1", "(BASE + t) * 2", "(BASE + t) // 1", "(BASE + t) % 7",
+                 "-(BASE + t)"]
+
+
+def stored_at(pointer: str) -> str:
+    """Round 44's pair, the writer storing through ``pointer`` (BASE: y_ptr)."""
+    return pair("0", "5").replace("tl.store(y_ptr + 0, 1.0)",
+                                  f"tl.store({pointer.replace('BASE', 'y_ptr')}, 1.0)")
+
+
+@pytest.mark.parametrize("form", POINTER_FORMS)
+@pytest.mark.parametrize("base", ["x_ptr", "N"])
+def test_triton_takes_no_pointer_out_of_an_operator(tmp_path, monkeypatch, form, base):
+    """Of a pointer operand Triton refuses the operator ("invalid operands of type pointer",
+    "wrong type argument to unary minus"), of an integer base the store ("Unsupported ptr
+    type"): no launch's types compile it."""
+    from .adversarial_oracles import triton_compile_error
+    from .adversarial_support import triton_k
+
+    body = f"for t in range(N):\n    tl.store({form.replace('BASE', base)}, 1.0)"
+    assert triton_compile_error(tmp_path, monkeypatch, triton_k(body), "r45p") is not None
+
+
+@pytest.mark.parametrize("form", POINTER_FORMS)
+def test_a_pointer_out_of_an_operator(tmp_path, capsys, form):
+    """Without a DEFAULT_CONFIG signature (y_ptr untyped). Before: verified, exit 0."""
+    code, err = dump(tmp_path, capsys, stored_at(form))
+    assert code == 1 and "Triton 3.6 takes no pointer out of" in err, err
+    assert "[unsupported-expression]" in err
+    # through a name bound to it too
+    code, err = dump(tmp_path, capsys, pair("0", "5").replace(
+        "tl.store(y_ptr + 0, 1.0)", f"p = {form.replace('BASE', 'y_ptr')}\n        "
+        f"tl.store(p, 1.0)"))
+    assert code == 1 and "Triton 3.6 takes no pointer out of" in err, err
+
+
+def test_a_pointer_plus_a_bit_operation(tmp_path, capsys, monkeypatch):
+    """The offset parenthesised: `y_ptr + ((t * 2) ^ 1)` reaches 5 at t = 2, a race; Triton
+    compiles it."""
+    from .adversarial_oracles import triton_compile_error
+    from .adversarial_support import triton_k
+
+    ok = "for t in range(N):\n    tl.store(x_ptr + ((t * 2) ^ 1), 1.0)"
+    assert triton_compile_error(tmp_path, monkeypatch, triton_k(ok), "r45q") is None
+    expect(*dump(tmp_path, capsys, pair("((t * 2) ^ 1)", "5")), RACE)

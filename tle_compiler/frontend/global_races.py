@@ -306,6 +306,7 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
     model.float_args |= float_arguments(signature)
     maybe_float = sorted(n for n in floats if n in model.params and n not in model.constexprs)
     model.float_args |= set(maybe_float)
+    model.maybe_float = set(maybe_float)
     model.based_on = lambda ptr, inst, where: _based_on(model, _candidates(model, ptr, inst, where))
     model.arith = race_wraps  # values in their fixed-width types
     for i, (pa, a, ptr_a, ca) in enumerate(info):
@@ -425,8 +426,9 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                 # (race_terms.floating: the witness's float values are any the GPU may hold)
                 given += (" where a float converted to an integer, or compared, has a value "
                           "that allows it (the check does not compute floats)")
-                if maybe_float:
-                    given += (f" ({', '.join(maybe_float)}: a constexpr of no value here, "
+                read = sorted(model.maybe_float_read)
+                if read:
+                    given += (f" ({', '.join(read)}: a constexpr of no value here, "
                               f"which a launch may give as a float; give it one in "
                               f"DEFAULT_CONFIG or with --param, or use it where Triton takes "
                               f"only an integer, a range bound or a shape)")
