@@ -32,6 +32,12 @@ Bugs found, one line each (before the fixes that came with this file):
   FIXED: refused where the kernel is read (triton_rules.pointer_form_rule,
   ``unsupported-expression``).
 
+- the product of a constexpr of no value and a number (``y_ptr + C * 2``) was read as an int32
+  product, wrapping at 2 ** 31, where Triton computes constexpr arithmetic in Python (C = 2 ** 30:
+  ``y_ptr + 2147483648``): verified beside a store at ``y_ptr + 2147483648``; FIXED: such a
+  constexpr is a Python number in the race proof (race_kinds._free_constexpr; its own value is
+  still read in int32, as docs/semantics.md states).
+
 Pins beside them: a constexpr proved an integer by ``tl.arange(0, SCALE)``, ``range(SCALE)``,
 ``tl.static_range(SCALE)`` or ``tl.zeros([SCALE], ...)`` keeps the integer reading (verified);
 the same use where a compile may not reach it (under an ``if``, in a ``tl.static_range`` body,
@@ -279,3 +285,23 @@ def test_a_pointer_plus_a_bit_operation(tmp_path, capsys, monkeypatch):
     ok = "for t in range(N):\n    tl.store(x_ptr + ((t * 2) ^ 1), 1.0)"
     assert triton_compile_error(tmp_path, monkeypatch, triton_k(ok), "r45q") is None
     expect(*dump(tmp_path, capsys, pair("((t * 2) ^ 1)", "5")), RACE)
+
+
+# ------------------------------------------------------------ compile-time arithmetic
+
+def test_triton_multiplies_constexprs_in_python(tmp_path, monkeypatch):
+    """`x_ptr + C * 2` of C = 2 ** 30: Python's 2 ** 31 (a uint32 constant), no int32 wrap."""
+    got = _compile(tmp_path, monkeypatch, "    tl.store(x_ptr + C * 2, 1.0)", 2 ** 30, "r45m")
+    assert not isinstance(got, Exception), got
+    assert "2147483648" in got.asm["ttir"] and "-2147483648" not in got.asm["ttir"]
+
+
+def test_constexpr_arithmetic_is_pythons(tmp_path, capsys):
+    """`y_ptr + C * 2` meets `y_ptr + 2147483648` at C = 2 ** 30 (before: verified, `C * 2`
+    read as an int32 product that wraps to -2 ** 31); never at an odd offset."""
+    text = with_constexprs(pair("C * 2", "2147483648"), "C")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, RACE)
+    assert "C = 1073741824" in err
+    expect(*dump(tmp_path, capsys, with_constexprs(pair("C * 2", "2147483647"), "C")),
+           "verified")
