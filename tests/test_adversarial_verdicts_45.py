@@ -10,7 +10,7 @@ Bugs found, one line each (before the fixes that came with this file):
   SCALE).to(tl.int32)`` is ``2 * t * SCALE``, even, never 5, so a store there verified beside
   another partition's store at ``y_ptr + 5``, where a launch with ``SCALE=0.5`` computes ``t *
   2 * 0.5`` in fp32 (sitofp / fptosi) and stores at ``y_ptr + 5`` at t = 5; likewise a mask or a
-  ``tl.where`` on ``t * SCALE > 2`` and ``tl.full([1], t * 2 * SCALE, tl.int32)`` (verified,
+  ``tl.where`` on ``t * 2 * SCALE == 1`` (true at t = 1) and ``tl.full([1], t * 2 * SCALE, tl.int32)`` (verified,
   exit 0); FIXED: such a constexpr is read as a float (race_terms.floating: a cast of it any
   value of the type, a comparison either truth) unless the kernel uses it, by itself, where
   Triton takes only an integer, in a statement every compile reaches (a range bound,
@@ -31,7 +31,6 @@ Bugs found, one line each (before the fixes that came with this file):
   pointer") and the store of an integer ("Unsupported ptr type") whatever the launch's types;
   FIXED: refused where the kernel is read (triton_rules.pointer_form_rule,
   ``unsupported-expression``).
-
 - the product of a constexpr of no value and a number (``y_ptr + C * 2``) was read as an int32
   product, wrapping at 2 ** 31, where Triton computes constexpr arithmetic in Python (C = 2 ** 30:
   ``y_ptr + 2147483648``): verified beside a store at ``y_ptr + 2147483648``; FIXED: such a
@@ -43,6 +42,18 @@ Pins beside them: a constexpr proved an integer by ``tl.arange(0, SCALE)``, ``ra
 the same use where a compile may not reach it (under an ``if``, in a ``tl.static_range`` body,
 in a conditional expression) or of another value (``int(SCALE)``) proves nothing; a float
 DEFAULT_CONFIG value (round 43) and an integer ``--param`` are read as before.
+
+Checked and found right (not pinned): ``tl.clamp``, ``tl.join`` / ``tl.split`` / ``tl.reshape``
+/ ``tl.permute``, ``tl.histogram``, ``tl.gather`` and ``tl.make_block_ptr`` are refused as calls
+the lowering does not translate; ``tl.range(..., num_stages=...)`` and the other loop options
+are refused (``bad-loop``); a ``range`` of a constexpr step with events inside is refused
+(``non-affine-loop``) or read specialised to the --param, where a negative step runs no
+iteration and the reader's wait is refused; a ``tl.static_range`` of a negative step is walked
+as Python's range; ``tl.umulhi``, ``//`` and ``%`` by a negative number or constexpr in an
+address are refused beside an access they may meet (not computed exactly: no claim); Python's
+``min`` / ``max`` and ``tl.minimum`` / ``tl.maximum`` of offsets, ``~t`` and
+``tl.expand_dims`` are read exactly; a tensor descriptor's store is taken to reach anywhere; pipe
+indices through ``min``, ``^``, ``~``, ``tl.abs``, ``tl.where`` are refused (``non-affine``).
 """
 
 from __future__ import annotations
