@@ -80,8 +80,9 @@ exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
      unknown pass in -p, a bad flag, --param (True/False only for a boolean constexpr) or
      --bound, --debug-waits/--wait-bound without --gluon/--ttgir/--ptx, a DEFAULT_CONFIG
      num_warps other than the kernel's @tle.jit one or a signature type Triton does not read
-     ("int", "*float32"), an output (-o, or stdout) that cannot be written, is the input file
-     or ends in '/', --gluon/--ttgir/--ptx with --graph or with an -o/--format of JSON or a
+     ("int", "*float32"), a signature typing "constexpr" a run-time argument or a constexpr
+     "constexprs" gives no value, an output (-o, or stdout) that cannot be written, is the
+     input file or ends in '/', --gluon/--ttgir/--ptx with --graph or with an -o/--format of JSON or a
      picture, --print-ir (or a lowering pass in -p) with --graph, --format dot/json or
      --gluon/--ttgir/--ptx, --gluon/--ttgir/--ptx on a file without a DEFAULT_CONFIG or whose
      signature or constexprs name no argument of the kernel, or whose signature leaves one
@@ -252,6 +253,7 @@ def _load_kir(path: Path, fixed: dict) -> Loaded:
         names[k.name] = tuple(p.name for p in k.params if p.constexpr)
         try:
             whole = kernel_config(k, str(path), k.name)
+            _check_config_constexprs(path, k.name, whole, k.params)
             config = dict(whole.get("constexprs", {}))
             if isinstance(whole.get("signature"), dict):
                 signatures[k.name] = dict(whole["signature"])
@@ -276,6 +278,36 @@ def _load_kir(path: Path, fixed: dict) -> Loaded:
                     signatures=signatures, kirs={k.name: k for k in kernels})
     _check_constexpr_values(loaded, {n: v for n, v in fixed.items() if n in specialised})
     return loaded
+
+
+def _check_config_constexprs(path: Path, name: str, cfg: dict, params) -> None:
+    """_Unusable (exit 2, at DEFAULT_CONFIG's line, whatever tle-dump was asked to print) when
+    the signature of kernel ``name``'s DEFAULT_CONFIG ``cfg`` types an argument "constexpr" that
+    the kernel (its ``params``) takes at run time, or types a constexpr argument "constexpr"
+    while the config's "constexprs" gives it no value: the kernel that was verified (a run-time
+    value there; a constexpr a launch gives) is not the one --gluon/--ttgir/--ptx compile with
+    these types (the value baked in, or None: "cannot convert None")."""
+    sig, values = cfg.get("signature", {}), cfg.get("constexprs", {})
+    if not isinstance(sig, dict) or not params:
+        return
+    values = values if isinstance(values, dict) else {}
+    kinds = {p.name: p.constexpr for p in params}
+    from .config import _line
+
+    where = f"{path}:{_line(str(path))}: error: DEFAULT_CONFIG's \"signature\" types"
+    for arg, t in sig.items():
+        if t != "constexpr" or arg not in kinds:
+            continue  # an argument the kernel lacks: _check_signature_names says so
+        if not kinds[arg]:
+            raise _Unusable(f"{where} {arg!r} as \"constexpr\", but kernel '{name}' takes it at "
+                            f"run time (no tl.constexpr annotation), as it was verified: type it "
+                            f"as the value it is (\"i32\", \"*fp32\"), or annotate it "
+                            f"tl.constexpr")
+        if arg not in values:
+            raise _Unusable(f"{where} {arg!r} as \"constexpr\", but its \"constexprs\" gives "
+                            f"{arg} no value, which the compile needs (it would compile {arg} as "
+                            f"None): give {arg} a value there, or leave it out of the signature "
+                            f"(a launch gives it)")
 
 
 def _bound_in_text(k) -> dict[str, int]:
@@ -375,6 +407,8 @@ def _loaded(path: Path, infos, specialised: dict[str, int]) -> Loaded:
     """The kernels read, with each one's constexprs: its ``tl.constexpr`` arguments and those
     its DEFAULT_CONFIG's signature calls "constexpr", and the values DEFAULT_CONFIG gives them."""
     configs = {i.name: _config_of(path, i) for i in infos}
+    for i in infos:
+        _check_config_constexprs(path, i.name, configs[i.name], getattr(i.kir, "params", ()))
     names = {i.name: tuple(dict.fromkeys((*i.constexprs, *(
         n for n, t in configs[i.name].get("signature", {}).items() if t == "constexpr"))))
         for i in infos}
@@ -494,10 +528,19 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
     # integers: a cast or a comparison of one is not read as of an integer
     values.update({n: v for n, v in loaded.defaults.get(rep.program.name, {}).items()
                    if n in names and isinstance(v, float) and n not in values})
+    # a constexpr of no value here (neither DEFAULT_CONFIG nor --param gives one) is a launch's
+    # to choose, a float too (`SCALE=0.5`), unless the kernel's own use of it compiles only for
+    # an integer (a range bound, tl.arange, a shape: frontend/constexpr_kinds.py): a cast or a
+    # comparison of it is read as of a float (race_terms.floating)
+    from ..frontend.constexpr_kinds import integer_constexprs
+
+    config = loaded.defaults.get(rep.program.name, {})
+    floats = frozenset(n for n in names if n not in values and n not in config) - \
+        integer_constexprs(kir)
     signature = loaded.signatures.get(rep.program.name)  # pointers, integer widths
     try:
         try:
-            check_global_races(kir, domains, values, signature)
+            check_global_races(kir, domains, values, signature, floats)
             # a free constexpr is read as an int32, as the integer arguments are: a
             # DEFAULT_CONFIG value past int32 (`"C": 2 ** 40`, which the lowering compiles with)
             # is outside that reading, so the kernel is checked with it too
@@ -505,7 +548,7 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
                 rep.program.name, {})).items()
                 if n in names and n not in values and not -2 ** 31 <= v < 2 ** 31}
             if wide:
-                check_global_races(kir, domains, {**values, **wide}, signature)
+                check_global_races(kir, domains, {**values, **wide}, signature, floats)
         except TleError:
             # refused for some value of a constexpr argument (`row * D` with D = 32 overlaps
             # the next row): checked again with the DEFAULT_CONFIG values the lowering
@@ -515,7 +558,7 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
                 rep.program.name, {})).items() if n in names and n not in values}
             if not extra:
                 raise
-            check_global_races(kir, domains, {**values, **extra}, signature)  # its refusal
+            check_global_races(kir, domains, {**values, **extra}, signature, floats)  # its refusal
             rep.specialised = {**rep.specialised, **extra}
             print(f"tle-dump: {rep.program.name}: global memory proved apart with "
                   f"{', '.join(f'{n}={v}' for n, v in extra.items())} (DEFAULT_CONFIG; a race "

@@ -241,7 +241,8 @@ def _describe(model: Model, z, inst: Instance) -> str:
 
 def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                        constexprs: Optional[dict] = None,
-                       signature: Optional[dict] = None) -> None:
+                       signature: Optional[dict] = None,
+                       floats: frozenset = frozenset()) -> None:
     """Refuse (TleError, check ``memory-race``) a pair of accesses of two partitions that may
     reach one global address, one writing, unordered by the pipes; raise :class:`Unproved`
     where z3 cannot decide a pair. ``domains``: each kernel argument's ``tle.assume`` range,
@@ -249,7 +250,9 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
     kernel is read with (each then its number: a constexpr row pitch is a known one), the others
     of any value, and those it is read with a float (no integers: race_terms.floating);
     ``signature``: DEFAULT_CONFIG's argument types, where the file gives them
-    (which arguments are pointers, and the integers' widths: race_wraps.py)."""
+    (which arguments are pointers, and the integers' widths: race_wraps.py); ``floats``: the
+    constexpr arguments of no value here that a launch may give a float (no integer use of them
+    proves otherwise: constexpr_kinds.py), read as the float constexprs are."""
     if len(kern.partitions) < 2:
         return
     parts = [collect(p) for p in kern.partitions]
@@ -301,6 +304,9 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
     model.elements = element_types(signature)
     model.sizes = element_bytes(signature)
     model.float_args |= float_arguments(signature)
+    maybe_float = sorted(n for n in floats if n in model.params and n not in model.constexprs)
+    model.float_args |= set(maybe_float)
+    model.maybe_float = set(maybe_float)
     model.based_on = lambda ptr, inst, where: _based_on(model, _candidates(model, ptr, inst, where))
     model.arith = race_wraps  # values in their fixed-width types
     for i, (pa, a, ptr_a, ca) in enumerate(info):
@@ -420,6 +426,12 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                 # (race_terms.floating: the witness's float values are any the GPU may hold)
                 given += (" where a float converted to an integer, or compared, has a value "
                           "that allows it (the check does not compute floats)")
+                read = sorted(model.maybe_float_read)
+                if read:
+                    given += (f" ({', '.join(read)}: a constexpr of no value here, "
+                              f"which a launch may give as a float; give it one in "
+                              f"DEFAULT_CONFIG or with --param, or use it where Triton takes "
+                              f"only an integer, a range bound or a shape)")
             raise TleError(
                 f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}"
                 f"{_describe(model, z, ia)}) and '{pb.kp.name}' ({b.kind} at line "

@@ -2811,6 +2811,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.broadcast_rule(node, [*node.args, *(v for _, v in node.kwargs)])
         pointer = node.args[0] if node.args else node.kw(
             "ptr" if name == "prefetch_l2" else "base" if name.startswith("make_") else "pointer")
+        if triton and name in POINTER_OPS and pointer is not None:
+            self.pointer_form_rule(name, pointer)
         if (triton or path.startswith("tle.")) and name in POINTER_OPS and pointer is not None:
             # the kernel arguments a pointer is computed from are pointers: their truth is no
             # integer's (Walker.triton_truth); given by keyword too (`tl.load(pointer=x_ptr)`)

@@ -153,9 +153,17 @@ def _name(model: Model, name: str, inst: Instance, where: str, depth: int) -> st
     if got is not None:
         value, w, site = got
         k = kind(model, value, inst if site is None else _at(inst, site), w, depth - 1)
+        if k == CONST and site is None and w == "prologue" and isinstance(value, K.Name) and \
+                _free_constexpr(model, value.id):
+            return CONST  # a partition's parameter given a constexpr stays one (a number)
         return I32 if k == CONST else k  # a name bound to a number holds a tensor of it
     if name in model.params and name not in local and \
             (where == "prologue" or name not in dict(inst.part.kp.bindings)):
+        if _free_constexpr(model, name):
+            # a constexpr a launch gives: a Python number, its arithmetic with numbers Python's
+            # (of any size: `C * 2` of C = 2 ** 30 is 2 ** 31, no int32 wrap), typed where it
+            # meets a tensor or a pointer as a number written there
+            return CONST
         v = model.constexprs.get(name)
         if v is not None and not I32_MIN <= v <= I32_MAX:
             # a constexpr the kernel is read with a number past int32: Triton types it by its
@@ -164,6 +172,13 @@ def _name(model: Model, name: str, inst: Instance, where: str, depth: int) -> st
             return _number_kind(v)
         return WIDE if name in model.pointers else model.widths.get(name, I32)
     return _several(model, name, local, where)
+
+
+def _free_constexpr(model: Model, name: str) -> bool:
+    """Whether ``name`` is a constexpr argument the kernel is read without a number for."""
+    return name in model.params and name not in model.constexprs and \
+        name in model.cache.setdefault("constexpr_params", {
+            p.name for p in model.kern.params if p.constexpr})
 
 
 def _several(model: Model, name: str, local: dict, where: str) -> str:

@@ -169,6 +169,10 @@ class Model:
         #: race check)
         self.float_args: set[str] = {n for n, v in (constexprs or {}).items()
                                      if isinstance(v, float) and n in self.params}
+        #: the constexprs of no value that may be floats (global_races.check_global_races'
+        #: ``floats``), and those :func:`floating` has read as one
+        self.maybe_float: set[str] = set()
+        self.maybe_float_read: set[str] = set()
         #: the ids of the int32 range constraints (of integer arguments, of wrapped results:
         #: race_wraps.operand): the stride rule does not count a stride they read as read by
         #: a condition
@@ -508,6 +512,8 @@ def _floating_name(model: Model, name: str, inst: Instance, where: str, depth: i
     else:
         values = [(v, "prologue") for v in model.prologue_assigns.get(name, [])]
     if name in model.params and name in model.float_args:
+        if name in model.maybe_float:
+            model.maybe_float_read.add(name)  # (a refusal names it: global_races.py)
         return True
     return any(floating(model, v, inst, w, depth - 1, seen) for v, w in values)
 

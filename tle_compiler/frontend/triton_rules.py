@@ -576,6 +576,56 @@ class TritonRules:
             raise self.err(f"`{self.src(e)}`: `{e.op}` of a {a} and a {b}, which Triton 3.6 "
                            f"refuses (\"{why}\")", e, check="unsupported-expression")
 
+    def pointer_form_rule(self, name: str, pointer: K.Expr) -> None:
+        """Refuse a memory operation (``tl.store``, ``tl.load``, an atomic, ...) whose pointer
+        is, through the names bound to it, the result of an operator no pointer comes out of in
+        Triton 3.6: ``*``, ``/``, ``//``, ``%``, a shift, ``&``, ``|``, ``^`` (its
+        binary_op_type_checking_impl takes a pointer only in ``+`` and ``-``), a unary ``-`` or
+        ``~``, or a comparison. Of a pointer operand Triton refuses the operator ("invalid
+        operands of type pointer"), of integers only it refuses the access ("Unsupported ptr
+        type"), whatever the launch's types: `tl.store((y_ptr + t) ^ 1, v)` (Python's ``+``
+        binds before ``^``) was verified without a DEFAULT_CONFIG signature to type y_ptr."""
+        e, seen = pointer, set()
+        while isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            if isinstance(v, Aff):
+                self.affine_pointer_rule(name, pointer, v)
+                return
+            node = v.node if isinstance(v, Data) else None
+            if node is None or id(node) in seen:
+                return
+            seen.add(id(node))
+            e = node
+        if isinstance(e, K.BinOp) and e.op not in ("+", "-") or \
+                isinstance(e, K.UnaryOp) and e.op in ("-", "~") or isinstance(e, K.Compare):
+            raise self.err(f"`tl.{name}` of `{self.src(e)}`: Triton 3.6 takes no pointer out of "
+                           f"`{e.op}` (a pointer only in `+` and `-`: \"invalid operands of type "
+                           f"pointer\"; of integers the access is refused: \"Unsupported ptr "
+                           f"type\"); mind Python's precedence, `+` before `&`, `|`, `^` and "
+                           f"shifts: `ptr + (a {e.op} b)`", pointer, check="unsupported-expression")
+
+    def affine_pointer_rule(self, name: str, pointer: K.Expr, v: "Aff") -> None:
+        """:meth:`pointer_form_rule` of a name the walk holds as an affine value of kernel
+        arguments (``p = (y_ptr + t) * 2``): a pointer comes out of Triton's arithmetic only as
+        a pointer argument plus or minus integers, its coefficient 1; a value in which no
+        run-time kernel argument has coefficient 1 holds no pointer, whatever the launch's
+        types."""
+        args = []
+        for ph, c in v.expr.terms:
+            if not is_placeholder(ph):
+                continue
+            arg = self.k.params.slot(ph).arg if ph in self.k.params.by_placeholder else None
+            if arg is None or arg in getattr(self.k, "free_constexprs", ()):
+                continue  # a loop's, a derived param's, a constexpr's: no pointer
+            args.append(c)
+        if args and 1 not in args:
+            raise self.err(f"`tl.{name}` of `{self.src(pointer)}`: Triton 3.6 takes no pointer "
+                           f"out of the arithmetic it is bound to (a pointer comes out only as "
+                           f"a pointer argument plus or minus integers, \"invalid operands of "
+                           f"type pointer\", \"wrong type argument to unary minus\"; of "
+                           f"integers the access is refused: \"Unsupported ptr type\")",
+                           pointer, check="unsupported-expression")
+
     #: tl math functions Triton 3.6 computes on fp32 / fp64 only (math.py `_check_dtype`)
     FLOAT32_MATH = frozenset({"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf",
                               "floor", "ceil"})
