@@ -66,9 +66,12 @@ def test_a_clock_running_fast_changes_no_verdict(tmp_path, capsys, monkeypatch):
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="CPU affinity is Linux's")
-def test_z3_slowed_down_changes_no_verdict(tmp_path, capsys, spent):
-    """The check sharing its core with three busy processes (z3 a quarter of the core): the
-    same verdict, with the same resource units spent as alone."""
+def test_z3_slowed_down_changes_no_verdict(tmp_path, capsys, spent, monkeypatch):
+    """The check sharing its core with three busy processes (z3 a quarter of the core, or less
+    beside a loaded test run): the same verdict, with the same resource units spent as alone.
+    The wall-clock safety net is moved out of the way: on a machine slow enough it stops a short
+    attempt, which is what it is for, and the units then differ (the verdict does not)."""
+    monkeypatch.setattr(race_solver, "BACKSTOP", 10_000)
     code, err = dump(tmp_path, capsys, OWN)
     expect(code, err, "verified")
     alone = [n for _, n in spent]
