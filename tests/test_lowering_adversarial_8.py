@@ -68,7 +68,8 @@ HEAD = KERNEL[:KERNEL.index("def mma(")].replace("def helper_acc(", "def k(").rs
 SIG = {"a_ptr": "*bf16", "b_ptr": "*bf16", "v_ptr": "*bf16", "o_ptr": "*fp32", "NT": "i32"}
 TRIPS = (0, 1, 2, 3, 5)
 
-_PRE = '''
+# the partition up to its tile's wait and the release of the tile before
+_LOOP = '''
 def mma(ab, o_ptr, NT):
     r = ab.reader()
     acc = tl.zeros([BM, DV], tl.float32)
@@ -77,7 +78,8 @@ def mma(ab, o_ptr, NT):
         res = r.wait(t)
         if t > 0:
             r.release(t - 1)
-        s = tl.dot(tl.load(tle.gpu.local_ptr(res.slot.a)), tl.load(tle.gpu.local_ptr(res.slot.b)))
+'''
+_PRE = _LOOP + '''        s = tl.dot(tl.load(tle.gpu.local_ptr(res.slot.a)), tl.load(tle.gpu.local_ptr(res.slot.b)))
         m = tl.max(s, 1)
 '''
 _POST = '''
@@ -177,15 +179,7 @@ def update_q(res, s, m, acc):
     acc = tl.dot(q, tl.load(tle.gpu.local_ptr(res.slot.v)), acc)
     return acc
 ''',
-    "smem_rename": '''
-def mma(ab, o_ptr, NT):
-    r = ab.reader()
-    acc = tl.zeros([BM, DV], tl.float32)
-    l = tl.zeros([BM], tl.float32)
-    for t in range(NT):
-        res = r.wait(t)
-        if t > 0:
-            r.release(t - 1)
+    "smem_rename": _LOOP + '''\
         a = tl.load(tle.gpu.local_ptr(res.slot.a))
         a2 = a
         b = tl.load(tle.gpu.local_ptr(res.slot.b))
