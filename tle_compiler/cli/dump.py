@@ -524,9 +524,10 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
     names = set(loaded.constexprs.get(rep.program.name, ())) | \
         {p.name for p in kir.params if p.constexpr}
     values = {n: v for n, v in rep.specialised.items() if n in names}
+    config = loaded.defaults.get(rep.program.name, {})  # DEFAULT_CONFIG's constexpr values
     # and the float constexprs DEFAULT_CONFIG gives (`"SCALE": 0.5`), whose values are no
     # integers: a cast or a comparison of one is not read as of an integer
-    values.update({n: v for n, v in loaded.defaults.get(rep.program.name, {}).items()
+    values.update({n: v for n, v in config.items()
                    if n in names and isinstance(v, float) and n not in values})
     # a constexpr of no value here (neither DEFAULT_CONFIG nor --param gives one) is a launch's
     # to choose, a float too (`SCALE=0.5`), unless the kernel's own use of it compiles only for
@@ -534,7 +535,6 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
     # comparison of it is read as of a float (race_terms.floating)
     from ..frontend.constexpr_kinds import integer_constexprs
 
-    config = loaded.defaults.get(rep.program.name, {})
     floats = frozenset(n for n in names if n not in values and n not in config) - \
         integer_constexprs(kir)
     signature = loaded.signatures.get(rep.program.name)  # pointers, integer widths
@@ -544,9 +544,8 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
             # a free constexpr is read as an int32, as the integer arguments are: a
             # DEFAULT_CONFIG value past int32 (`"C": 2 ** 40`, which the lowering compiles with)
             # is outside that reading, so the kernel is checked with it too
-            wide = {n: v for n, v in _int_constexprs(loaded.defaults.get(
-                rep.program.name, {})).items()
-                if n in names and n not in values and not -2 ** 31 <= v < 2 ** 31}
+            wide = {n: v for n, v in _int_constexprs(config).items()
+                    if n in names and n not in values and not -2 ** 31 <= v < 2 ** 31}
             if wide:
                 check_global_races(kir, domains, {**values, **wide}, signature, floats)
         except TleError:
@@ -554,8 +553,8 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
             # the next row): checked again with the DEFAULT_CONFIG values the lowering
             # translates it with, and, proved so, verified for those values only (the verdict
             # names them, as a reading specialised to them does)
-            extra = {n: v for n, v in _int_constexprs(loaded.defaults.get(
-                rep.program.name, {})).items() if n in names and n not in values}
+            extra = {n: v for n, v in _int_constexprs(config).items()
+                     if n in names and n not in values}
             if not extra:
                 raise
             check_global_races(kir, domains, {**values, **extra}, signature, floats)  # its refusal
