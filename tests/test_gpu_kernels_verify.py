@@ -130,3 +130,10 @@ def test_acc_store_on_emulation():
     from tests.gpu.cases import check_acc_store
     check_acc_store(_emulated("acc_store"), "cpu", torch.bfloat16, 1)
     check_acc_store(_emulated("acc_store"), "cpu", torch.float32, 0)
+
+
+@pytest.mark.parametrize("nt", [1, 2, 3])
+def test_slot_overlap_on_emulation(nt):
+    from tests.gpu.cases import check_delayed_release, check_refill
+    check_refill(_emulated("slot_overlap"), "cpu", nt)
+    check_delayed_release(_emulated("slot_overlap"), "cpu", nt)

@@ -445,11 +445,12 @@ def test_comparer_reports_a_barrier_operation_the_ir_does_not_have():
 def test_a_release_must_retire_the_wgmmas_reading_its_slot_in_issue_order(pending, violation):
     """In the pipelined attention, the release of kv(t - 1) in iteration t follows [PV(t - 1), S(t)]
     in flight: warpgroup_mma_wait(1) retires PV(t - 1) (groups retire in order; S(t) reads the other
-    stage), wait(2) does not."""
+    stage), wait(2) does not. The lowering writes wait(1) itself: the stages t - 1 and t of a
+    two-slot ring differ (wgmma_sites.stages_differ), so S(t) stays in flight."""
     lk = LoweredKernel((str(PIPELINED), "attention_delayed"), {})
-    site = "warpgroup_mma_wait(0, deps=[gl.full([256], 0, gl.int32, layout=L3)])  # kv.release"
+    site = "warpgroup_mma_wait(1, deps=[gl.full([256], 0, gl.int32, layout=L3)])  # kv.release"
     assert lk.gen.source.count(site) == 1
-    src = lk.gen.source.replace(site, site.replace("(0,", f"({pending},"))
+    src = lk.gen.source.replace(site, site.replace("(1,", f"({pending},"))
     tr = trace_gluon(src, lk.gen.kernel, {"NT": 3}, release_rings=release_rings_of(lk.gen.plans))
     found = [v for v in tr.violations if "may still be in flight" in v]
     assert bool(found) == violation, found

@@ -23,6 +23,8 @@ from tle_compiler.passes.manager import run_passes
 ROOT = Path(__file__).resolve().parent.parent
 ATTENTION = ROOT / "tle_kernels" / "examples" / "attention_tile.py"
 PIPELINED = ROOT / "tests" / "filecheck" / "schedule_wgmma.py"
+# the same kernel with its delayed release where a carried wgmma may still read the slot
+RELEASE_WAIT = ROOT / "tests" / "fixtures" / "lowering_passes" / "release_wait.py"
 
 
 def scheduled(path: Path):
@@ -80,7 +82,7 @@ def test_a_hand_edited_wait_in_the_kir_text_is_the_wait_emitted():
 
 
 def release_in_the_loop(kernel: K.Kernel):
-    """The pipelined kernel's delayed release of slot t - 1 (an Event in the loop's `if`)."""
+    """RELEASE_WAIT's delayed release of slot t - 1 (an Event in the loop's `if`)."""
     loop = kernel.partition("attend").body[5]
     return next(e for e in K.events(loop.body) if e.verb == "release")
 
@@ -94,10 +96,10 @@ def with_waits_on(module, node, waits):
 def test_a_wait_taken_out_of_the_kir_is_not_emitted():
     """Without the release's wait in the KIR, the release arrives without waiting: emit-gluon
     does not find out by itself that a wgmma still reads the slot."""
-    wait = "warpgroup_mma_wait(0, deps=[gl.full([256], 0, gl.int32, layout=L3)])  # kv.release"
-    m = scheduled(PIPELINED)
+    wait = "warpgroup_mma_wait(1, deps=[gl.full([256], 0, gl.int32, layout=L3)])  # kv.release"
+    m = scheduled(RELEASE_WAIT)
     assert wait in gluon_of(m)
-    m = scheduled(PIPELINED)
+    m = scheduled(RELEASE_WAIT)
     release = release_in_the_loop(m.kernel)
     assert [w.why for w in K.get_attr(release, "wgmma_waits")] == \
         ["kv.release: a wgmma may still read the slot"]
@@ -106,16 +108,16 @@ def test_a_wait_taken_out_of_the_kir_is_not_emitted():
 
 def test_a_wait_moved_in_the_kir_is_emitted_where_it_now_is():
     """The release's wait moved to the end of the `if` branch (its path from the loop: the
-    loop body's ninth statement's `then`) is printed after the arrive instead of before it."""
-    m = scheduled(PIPELINED)
+    loop body's third statement's `then`) is printed after the arrive instead of before it."""
+    m = scheduled(RELEASE_WAIT)
     release = release_in_the_loop(m.kernel)
     wait, = K.get_attr(release, "wgmma_waits")
     with_waits_on(m, release, ())
     loop = m.kernel.partition("attend").body[5]
-    moved = replace(wait, place="end", path="body[8].then")
+    moved = replace(wait, place="end", path="body[2].then")
     with_waits_on(m, loop, K.get_attr(loop, "wgmma_waits") + (moved,))
     lines = gluon_of(m).splitlines()
-    arrive = next(i for i, x in enumerate(lines) if "mbarrier.arrive(kv_empty0.index(_kv_s6)" in x)
+    arrive = next(i for i, x in enumerate(lines) if "mbarrier.arrive(kv_empty0.index(_kv_s4)" in x)
     assert "# kv.release: a wgmma may still read the slot" in lines[arrive + 1]
     assert "warpgroup_mma_wait" not in lines[arrive - 1]
 
@@ -127,7 +129,7 @@ def test_a_wait_moved_in_the_kir_is_emitted_where_it_now_is():
     (dict(deps=("result of body[0].value",)), "has not issued there"),
 ])
 def test_a_wait_the_walk_cannot_print_is_an_internal_error(bad, message):
-    m = scheduled(PIPELINED)
+    m = scheduled(RELEASE_WAIT)
     release = release_in_the_loop(m.kernel)
     wait, = K.get_attr(release, "wgmma_waits")
     with_waits_on(m, release, (replace(wait, **bad),))
@@ -218,9 +220,12 @@ def test_the_plan_needs_materialize_barriers():
 def test_schedule_wgmma_run_again_decides_the_waits_again():
     """schedule-wgmma decides from the IR, not from the waits a previous run wrote: run on its
     own output with a wait edited and one taken out, it writes its attributes as before."""
-    m = scheduled(PIPELINED)
+    m = scheduled(RELEASE_WAIT)
     before = print_kernel(m.kernel)
-    m.kernel = parse_kernel(before.replace(QK_READ, QK_READ.replace("pending = 0", "pending = 5")))
+    s_read = ("WgmmaWait(pending = 0, deps = ('acc', 's', 'A operand of body[5].body[8].value'), "
+              "why = 's is read'")
+    assert before.count(s_read) == 1
+    m.kernel = parse_kernel(before.replace(s_read, s_read.replace("pending = 0", "pending = 5")))
     with_waits_on(m, release_in_the_loop(m.kernel), ())
     assert print_kernel(m.kernel) != before
     assert print_kernel(run_passes(m, "schedule-wgmma").kernel) == before

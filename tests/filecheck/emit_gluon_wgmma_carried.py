@@ -12,10 +12,10 @@
 # CHECK-NEXT: acc, _acc3, _a4 = warpgroup_mma_wait(0, deps=[acc, _acc3, _a4])  # _acc3 is read
 # CHECK-NEXT: s = (_acc3 * qk_scale)
 # CHECK: _a4 = gl.convert_layout(p.to(gl.bfloat16), L2)
-# The delayed release waits in place (no name rebound: a throw-away dependency).
+# The delayed release of slot t - 1 waits for nothing: the P·V wgmma in flight reads slot t % 2,
+# and the one of tile t - 1 retired where S was read.
 # CHECK: if (t > 0):
 # CHECK-NEXT: _kv_s6 = ((t - 1)) % 2
-# CHECK-NEXT: warpgroup_mma_wait(0, deps=[gl.full([256], 0, gl.int32, layout=L3)])  # kv.release: a wgmma may still read the slot
 # CHECK-NEXT: mbarrier.arrive(kv_empty0.index(_kv_s6), count=1)
 # CHECK-NEXT: acc, _a4 = warpgroup_mma_wait(0, deps=[acc, _a4])  # loop exit: wgmmas carried by the loop
 # CHECK-NEXT: if (NT > 0):

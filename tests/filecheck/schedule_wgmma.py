@@ -91,11 +91,9 @@ def attend(q, kv, o_ptr, sm_scale, NT):
 # CHECK: wgmma_waits = (WgmmaWait(pending = 0, deps = ('acc', 'result of body[5].body[1].value.lhs', 'A operand of body[5].body[6].value'), why = 'result of body[5].body[1].value.lhs is read'
 # CHECK: place = 'after', path = '')
 # CHECK-NEXT: m_new = tl.maximum(
-# The delayed release of slot t - 1 waits in place (no name rebound: the path that skips the `if`
-# waited for nothing).
+# The delayed release of slot t - 1 waits for nothing: the P·V wgmma in flight reads the other
+# slot (t % 2; wgmma_sites.rings_overlap), and the one of tile t - 1 retired where S was read.
 # CHECK: if t > 0 {
 # CHECK-NEXT: kv.reader.release(t - 1)
-# CHECK: wgmma_waits = (WgmmaWait(pending = 0, deps = (), why = 'kv.release: a wgmma may still read the slot'
-# CHECK: place = 'before', path = '')
 # CHECK-NOT: WgmmaWait(
 # CHECK: out = acc / l_i[:, None]

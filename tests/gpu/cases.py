@@ -8,6 +8,8 @@ tolerance). Data is random int32 in a range where the kernels' arithmetic cannot
 
 from __future__ import annotations
 
+import math
+
 import torch
 
 BM = BN = 64
@@ -175,3 +177,34 @@ def check_acc_store(mod, device: str, dtype: torch.dtype, off: int) -> None:
         f"{' (some never written)' if bool(got[:, :128].isnan().any()) else ''}")
     assert bool(got[:, 128:].isnan().all()) and bool(o[:off].isnan().all()), \
         f"acc_store {dtype} off={off}: wrote outside the tile"
+
+
+def check_refill(mod, device: str, nt: int) -> None:
+    """slot_overlap.refill: O = sum over t of X_t·V_t, small integers (exact in fp32), the V
+    tiles refilled into the other slot of a two-slot ring while the wgmma on this one runs."""
+    g = _gen(9500 + nt)
+    x = torch.randint(-3, 4, (nt * BM, BN), generator=g).to(torch.bfloat16).to(device)
+    v = torch.randint(-3, 4, (nt * BM, BN), generator=g).to(torch.bfloat16).to(device)
+    o = torch.full((BM, BN), float("nan"), dtype=torch.float32, device=device)
+    mod.refill[(1,)](x, v, o, nt)
+    _sync(device)
+    want = sum(x[t * BM:(t + 1) * BM].float() @ v[t * BM:(t + 1) * BM].float() for t in range(nt))
+    assert bool((o == want).all()), (
+        f"refill NT={nt}: {int((o != want).sum())} of {o.numel()} elements differ"
+        f"{' (some never written)' if bool(o.isnan().any()) else ''}")
+
+
+def check_delayed_release(mod, device: str, nt: int, rel_tol: float = 1e-2) -> None:
+    """slot_overlap.delayed_release: softmax in base 2 of Q·Kᵀ (no scale) times V, the K/V slot
+    of tile t - 1 released while tile t's Q·Kᵀ runs."""
+    g = _gen(9700 + nt)
+    q = (torch.randn(BM, BN, generator=g) / 4).bfloat16().to(device)
+    k = (torch.randn(nt * BM, BN, generator=g) / 4).bfloat16().to(device)
+    v = torch.randn(nt * BM, BN, generator=g).bfloat16().to(device)
+    o = torch.full((BM, BN), float("nan"), dtype=torch.float32, device=device)
+    mod.delayed_release[(1,)](q, k, v, o, nt)
+    _sync(device)
+    ref = attention_reference(q, k, v, math.log(2.0))  # exp2(s) = exp(s · ln 2)
+    assert not bool(o.isnan().any()), f"delayed_release: {int(o.isnan().sum())} outputs never written"
+    err = ((o - ref).norm() / ref.norm()).item()
+    assert err < rel_tol, f"delayed_release NT={nt}: relative error {err:.3g} >= {rel_tol}"

@@ -68,3 +68,13 @@ def test_accumulator_store(dtype, off):
     """16-byte quad-transpose stores (aligned), their 2-byte fallback (odd offsets), fp32: plain."""
     import torch
     cases.check_acc_store(_mod("acc_store"), DEVICE, getattr(torch, dtype), off)
+
+
+@pytest.mark.parametrize("nt", [1, 2, 3, 17])
+def test_refill_of_the_other_slot_while_its_wgmma_runs(nt):
+    cases.check_refill(_mod("slot_overlap"), DEVICE, nt)
+
+
+@pytest.mark.parametrize("nt", [1, 2, 5, 16])
+def test_delayed_release_while_the_next_qk_runs(nt):
+    cases.check_delayed_release(_mod("slot_overlap"), DEVICE, nt)

@@ -48,6 +48,7 @@ from ..ir.attrs import (MBarrierArrive, MBarrierWait, NamedBarrierArrive, NamedB
                         render_index)
 from .plan import PipePlan, arrive_parts
 from .values import V, wide
+from .wgmma_sites import ring_key
 
 
 def index_src(expr, index: str, i64: bool = False) -> str:
@@ -141,7 +142,8 @@ def writer_verb(tr, pp: PipePlan, verb: str, index: str, line: int, node, i64: b
     if verb == "acquire":
         # window: this acquire's number, which the slot's cp.async gathers carry
         return V("slot", value={"pipe": pp.name, "stage": stage, "fields": tuple(pp.rings),
-                                "role": "writer", "window": tr.cp_async.new_window()})
+                                "role": "writer", "window": tr.cp_async.new_window(),
+                                "stage_attr": K.get_attr(node, "stage")})
     # commit / close
     for op in _named_ops(node, NamedBarrierArrive):  # a named pipe: bar.arrive by every thread
         if any(r.mma for r in pp.rings.values()):
@@ -209,14 +211,17 @@ def reader_verb(tr, pp: PipePlan, reader: str, verb: str, index: str, line: int,
         fields = tuple(f for a in arrays for b in a.barriers[:1] for f in b.fields)
         if named:
             fields = tuple(pp.rings)
-        slot = V("slot", value={"pipe": pp.name, "stage": stage, "fields": fields})
+        slot = V("slot", value={"pipe": pp.name, "stage": stage, "fields": fields,
+                                "stage_attr": K.get_attr(node, "stage")})
         return V("res", value={"slot": slot})
     if verb == "release":
         if pp.one_shot:
             return V("none", "None")
         stage = _stage(tr, pp, node, index, i64)
         # docs/semantics.md: before a release, wait for the async wgmmas still reading the slot
-        tr.wait_rings({r.var for r in pp.rings.values()} | {None},
+        # (not those reading another slot of the pipe: wgmma_sites.rings_overlap)
+        at = K.get_attr(node, "stage")
+        tr.wait_rings({ring_key(r.var, at) for r in pp.rings.values()} | {ring_key(None)},
                       f"{pp.name}.release: a wgmma may still read the slot")
         if pp.named:  # nothing to arrive on; the marker lets testing/gluon_trace.py check that
             # no wgmma reading the slot is still in flight here, as at any release

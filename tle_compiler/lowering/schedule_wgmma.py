@@ -37,7 +37,8 @@ from ..passes.kir_module import KirModule
 from ..passes.kir_rewrite import with_node_attrs
 from . import kir_paths, walks
 from .layouts import layout_attr, layout_tuple
-from .wgmma_sites import BackEdge, BranchEnd, Drain, Overwrite, Read, ReadBoth, WgmmaWaits
+from .wgmma_sites import (BackEdge, BranchEnd, Drain, Overwrite, Read, ReadBoth, WgmmaWaits,
+                          ring_key, ring_var, rings_overlap)
 
 #: a path inside a branch of an ``if`` (lowering/kir_paths.py)
 _IN_BRANCH = re.compile(r"(?:^|\.)(?:then|orelse)\[")
@@ -51,7 +52,7 @@ class InflightWgmmas(WgmmaWaits):
     active = True
 
     def __init__(self):
-        #: {"seq", "rings": ring vars read, "regs": register A operands (generated names),
+        #: {"seq", "rings": the (ring, stage) keys it reads (wgmma_sites.ring_key), "regs": register A operands (generated names),
         #: "reg_types": their (shape, dtype, layout tuple), "wgmma": the path of its tl.dot}
         self.inflight: list[dict] = []
         self.pending: dict[str, int] = {}  # generated name -> seq of the wgmma producing it
@@ -104,7 +105,9 @@ class InflightWgmmas(WgmmaWaits):
         self.head_seqs.append({self.seq + 1 + i for i in range(len(carried))})
         for c in carried:
             self.seq += 1
-            self.inflight.append({"seq": self.seq, "rings": set(c.rings), "regs": list(c.regs),
+            # its stages were taken in an earlier iteration: any stage of its rings
+            self.inflight.append({"seq": self.seq, "rings": {ring_key(v) for v in c.rings},
+                                  "regs": list(c.regs),
                                   "reg_types": [(tuple(sh), dt, layout_tuple(lay))
                                                 for sh, dt, lay in c.reg_types],
                                   "wgmma": c.wgmma})
@@ -128,8 +131,8 @@ class InflightWgmmas(WgmmaWaits):
             self._wait_through(tr, key, pos, " and ".join(self.term(v.text) for v in pend)
                                + " read in both branches of the if")
         elif isinstance(need, Overwrite):
-            pos = max((i for i, e in enumerate(self.inflight) if e["rings"] & need.rings),
-                      default=-1)
+            pos = max((i for i, e in enumerate(self.inflight)
+                       if rings_overlap(e["rings"], need.rings)), default=-1)
             self._wait_through(tr, key, pos, need.why)
         elif isinstance(need, Drain):
             self._wait_through(tr, key, len(self.inflight) - 1, need.why)
@@ -265,7 +268,8 @@ class InflightWgmmas(WgmmaWaits):
             keep += 1
         self._wait_through(tr, key, len(self.inflight) - 1 - keep,
                            "loop back-edge: wait for all but the carried wgmmas")
-        got = tuple(CarriedWgmma(tuple(sorted(names(e))), tuple(sorted(e["rings"], key=str)),
+        got = tuple(CarriedWgmma(tuple(sorted(names(e))),
+                                 tuple(sorted({ring_var(k) for k in e["rings"]}, key=str)),
                                  tuple(e["regs"]),
                                  tuple((tuple(sh), dt, layout_attr(lay))
                                        for sh, dt, lay in e["reg_types"]),

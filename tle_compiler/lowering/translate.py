@@ -47,7 +47,8 @@ from .descriptors import MAX_TMA_RANK, check_emitted_copy
 from .layouts import BYTE_TYPES, LayoutSolver, byte_rows, layout_src, mma_layout
 from .plan import BITS, GL_DTYPES, POINTEE_DTYPES, PipePlan, nvmma_shared_src
 from .values import V, tma_coordinate, wide
-from .wgmma_sites import BranchEnd, BackEdge, Drain, Overwrite, Read, ReadBoth, WgmmaWaits
+from .wgmma_sites import (BranchEnd, BackEdge, Drain, Overwrite, Read, ReadBoth, WgmmaWaits,
+                          ring_key)
 
 TL_DTYPES = {"bfloat16": "bfloat16", "float16": "float16", "float32": "float32", "float64": "float64",
              "int1": "int1", "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64",
@@ -77,15 +78,33 @@ def pointer_arg(node: K.Op) -> Optional[K.Expr]:
 
 
 def _SlotField(text: str, ring, role: Optional[str], stage: str = "0",
-               window: Optional[int] = None) -> "V":
+               window: Optional[int] = None, stage_attr=None) -> "V":
     """A slot field's shared-memory descriptor; ``slot`` is "writer" when it came from acquire;
     ``stage``: the slot's stage as the generated code names it; ``window``: the acquire's
-    number (cp_async_waits.py), for a writer's slot."""
+    number (cp_async_waits.py), for a writer's slot; ``stage_attr``: the event's infer-stages
+    stage (None: unknown), which tells wgmma waits apart by slot (wgmma_sites.ring_key)."""
     v = V("smem", text, shape=tuple(ring.shape), dtype=ring.dtype, value=ring)
     v.slot = role
     v.stage = stage
     v.window = window
+    v.stage_attr = stage_attr
     return v
+
+
+def _smem_view(src, text: str, shape) -> "V":
+    """A wgmma operand reading the shared-memory tile ``src`` as ``text`` (itself or a
+    transposed view): same ring, same slot."""
+    v = V("smem", text, shape=tuple(shape), dtype=src.dtype, value=src.value)
+    v.stage_attr = getattr(src, "stage_attr", None)
+    return v
+
+
+def _ring_key_of(v) -> tuple:
+    """The (ring, stage) key of a shared-memory value (wgmma_sites.ring_key): a slot field's
+    ring at its event's stage, ``(None, None)`` for a buffer the lowering cannot name."""
+    ring = getattr(v, "value", None)
+    var = getattr(ring, "var", None)
+    return ring_key(var, getattr(v, "stage_attr", None))
 
 
 def literal(value: object) -> str:
@@ -566,7 +585,7 @@ class FnTranslator:
             raise self.err(f"slot of pipe '{pp.name}' has no (visible) field '{node.field}'", node)
         stage = base.value["stage"]
         return _SlotField(f"{ring.var}.index({stage})", ring, base.value.get("role"), stage,
-                          base.value.get("window"))
+                          base.value.get("window"), base.value.get("stage_attr"))
 
     def ex_ResultSlot(self, node: K.ResultSlot) -> V:
         base = self.ex(node.result)
@@ -979,7 +998,8 @@ class FnTranslator:
                 return V("lptr", buf.text, shape=buf.shape, dtype=buf.dtype,
                          value=SimpleNamespace(value=buf.value, slot=getattr(buf, "slot", None),
                                                text=buf.text, shape=buf.shape, dtype=buf.dtype,
-                                               window=getattr(buf, "window", None)))
+                                               window=getattr(buf, "window", None),
+                                               stage_attr=getattr(buf, "stage_attr", None)))
             if canon == "tle.gpu.scale_rows":
                 return self._scale_rows(node, bound)
             if canon == "tle.gpu.tma_load":
@@ -1643,7 +1663,8 @@ class FnTranslator:
                                "gathering tl.load's own mask=/other=)", node)
             ring = getattr(p.value, "value", None)
             # shared memory about to be overwritten: no in-flight wgmma may still read it
-            self.wait_rings({getattr(ring, "var", None), None}, "the slot is overwritten", node)
+            self.wait_rings({_ring_key_of(p.value), ring_key(None)}, "the slot is overwritten",
+                            node)
             src = self._cp_async_source(p, val_node, node)
             if hasattr(ring, "pipe") and ({ring.pipe, f"{ring.pipe}.{ring.field}"}
                                           & self.ctx.probe_skip):
@@ -1856,7 +1877,7 @@ class FnTranslator:
                            f"{ring.pipe}.{ring.field}: the commit's expect-tx would wait for "
                            f"their bytes forever", node)
         # shared memory about to be overwritten: no in-flight wgmma may still read it
-        self.wait_rings({ring.var, None}, "the slot is overwritten", node)
+        self.wait_rings({_ring_key_of(dst), ring_key(None)}, "the slot is overwritten", node)
         self.await_cp_async(ring, "overwrites (TMA)")
         # the copy's coordinates are i32 (Gluon takes no i64 one, and the hardware's are signed
         # 32-bit): one outside i32 becomes -2^31, so that its box stays out of range instead of
@@ -1919,20 +1940,18 @@ class FnTranslator:
             if t is not None:  # a name bound to tl.trans of a tile: read it transposed in place
                 if writers(t):
                     return None
-                return V("smem", f"{t.text}.permute((1, 0))", shape=(t.shape[1], t.shape[0]),
-                         dtype=t.dtype, value=t.value)
+                return _smem_view(t, f"{t.text}.permute((1, 0))", (t.shape[1], t.shape[0]))
             s = self._shared_tile(n)
             if writers(s):
                 return None
             if s is not None:
-                return V("smem", s.text, shape=s.shape, dtype=s.dtype, value=s.value)
+                return _smem_view(s, s.text, s.shape)
             if is_plain_trans(n):
                 s = self._shared_tile(n.args[0])
                 if writers(s):
                     return None
                 if s is not None and len(s.shape) == 2:
-                    return V("smem", f"{s.text}.permute((1, 0))", shape=(s.shape[1], s.shape[0]),
-                             dtype=s.dtype, value=s.value)
+                    return _smem_view(s, f"{s.text}.permute((1, 0))", (s.shape[1], s.shape[0]))
             return None
 
         def k_major(x: Optional[V], kmajor: bool) -> Optional[V]:
@@ -2028,8 +2047,8 @@ class FnTranslator:
         regs = []
         reg_types = []  # (shape, dtype, layout) of each register A operand (pipelined loops)
         for x in (a, b):
-            if x.kind == "smem":
-                rings.add(getattr(x.value, "var", None))  # None: unknown buffer, waited for always
+            if x.kind == "smem":  # (None, None): an unknown buffer, waited for always
+                rings.add(_ring_key_of(x))
         a_text = a.text
         if a.kind == "tensor":
             # A register A operand: DotOperand(0, mma, k_width = 32 bits / element) for wgmma. It is

@@ -65,11 +65,77 @@ class ReadBoth:
 
 @record
 class Overwrite:
-    """Shared memory of ``rings`` (ring variables; None: a buffer the lowering cannot name) is
-    about to be written or handed back."""
+    """Shared memory of ``rings`` (:func:`ring_key` pairs; ``(None, None)``: a buffer the
+    lowering cannot name) is about to be written or handed back."""
 
     rings: frozenset
     why: str
+
+
+# ----------------------------------------------------------------------------------------------
+# Which slot of a ring a wgmma reads and a store or release touches.
+#
+# A ring is a pipe field's [capacity, ...] allocation; an access picks the slot ``stage`` of it,
+# the event's infer-stages attribute: ``index % C`` with the index affine in the partition's loop
+# variables and params (ir/attrs.py), or the int 0 of a capacity-1 ring. Keys pair the ring
+# variable with that stage (None: a stage the walk cannot tell, such as a wgmma carried across a
+# pipelined loop's back-edge, whose stage was computed in an earlier iteration). Two accesses of
+# one ring may overlap unless their stages provably differ: both are taken in the same iteration
+# of every loop around them (a loop drains its wgmmas at entry and at its back-edge, except those
+# a pipelined loop carries, whose stage is unknown), so their indices' variables hold the same
+# values, and ``(c1 + Σ a·v) % C`` and ``(c2 + Σ a·v) % C`` differ exactly when C does not
+# divide c1 - c2. So a release of tile k - 1 waits for the previous tile's P·V but not for the
+# QK just issued on tile k (docs/lowering.md, "Async wgmma").
+
+def ring_key(var, stage=None) -> tuple:
+    """The key of an access to ring ``var`` (None: a buffer the lowering cannot name) at
+    ``stage`` (an infer-stages attribute, None: unknown)."""
+    return (var, stage if var is not None else None)
+
+
+def ring_var(key: tuple):
+    """The ring variable of a key (what a pipelined loop's CarriedWgmma records)."""
+    return key[0]
+
+
+def _stage_form(stage):
+    """``(terms, const, C)`` of a stage ``AffineIndex % C``, ``((), s, None)`` of a constant
+    stage, None for anything else."""
+    from ..ir.attrs import AffineIndex, Mod
+
+    if isinstance(stage, int) and not isinstance(stage, bool):
+        return ((), stage, None)
+    if isinstance(stage, Mod) and isinstance(stage.operand, AffineIndex) and stage.k > 0:
+        return (tuple(stage.operand.terms), stage.operand.const, stage.k)
+    return None
+
+
+def stages_differ(a, b) -> bool:
+    """Whether two stages of one ring are provably different slots."""
+    fa, fb = _stage_form(a), _stage_form(b)
+    if fa is None or fb is None:
+        return False
+    (ta, ca, ka), (tb, cb, kb) = fa, fb
+    if ka is None and kb is None:
+        return ca != cb
+    if ka is None or kb is None:  # a constant slot against an index: only a constant index
+        k = ka if ka is not None else kb
+        t, c, s = (ta, ca, cb) if ka is not None else (tb, cb, ca)
+        return not t and c % k != s
+    return ka == kb and ta == tb and (ca - cb) % ka != 0
+
+
+def rings_overlap(reads, writes) -> bool:
+    """Whether an access to ``writes`` may touch shared memory a wgmma reading ``reads`` reads
+    (both sets of :func:`ring_key` pairs): a buffer neither names, or one ring at stages not
+    provably different."""
+    for rv, rs in reads:
+        for wv, ws in writes:
+            if rv is None and wv is None:
+                return True
+            if rv is not None and rv == wv and not stages_differ(rs, ws):
+                return True
+    return False
 
 
 @record

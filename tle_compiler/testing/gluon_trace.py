@@ -855,7 +855,10 @@ class _Interpreter:
                 return base
             if smem.barrier:
                 raise self.err(f"unrecognised operation `.{attr}` on barrier array {smem.name}", node)
-            return None if attr == "store" else OPAQUE
+            if attr == "store":
+                self._check_store(base, node)
+                return None
+            return OPAQUE
         if isinstance(base, RInt) and attr == "to":
             dt = args[0] if args else kwargs.get("dtype")
             bits = {"gl.int32": 32, "gl.int64": 64, "tl.int32": 32, "tl.int64": 64}.get(
@@ -1073,6 +1076,26 @@ class _Interpreter:
                     f"({'at ' + w.when if w.when else 'outside loops'}) reading "
                     f"{', '.join(hit)}{'' if stage is None else f' at stage {stage}'} may still "
                     f"be in flight")
+                break
+
+    def _check_store(self, dst, node) -> None:
+        """A register store into shared memory (``ring.index(stage).store(...)``, or a whole
+        allocation): no wgmma reading that slot (or a slot the interpreter cannot tell) may be in
+        flight, as docs/lowering.md's rule for overwrites says."""
+        if self.part is None or self.dry:
+            return  # the prologue issues no wgmma; a store on a skipped path overwrites nothing
+        smem = dst if isinstance(dst, Smem) else dst.base
+        stage = (None if isinstance(dst, Smem) else
+                 _ival(dst.stage) if _is_int(dst.stage) else None)
+        for w in self.inflight:
+            if any(r == smem.name and (stage is None or st in (None, stage)) for r, st in w.reads):
+                self.part.violations.append(
+                    f"{self.part.function}: generated line {node.lineno}: store into "
+                    f"{smem.name}{'' if stage is None else f' at stage {stage}'} "
+                    f"({'at ' + self.where() if self.where() else 'outside loops'}) while the "
+                    f"wgmma issued at generated line {w.line} "
+                    f"({'at ' + w.when if w.when else 'outside loops'}) reading it may still be "
+                    f"in flight")
                 break
 
     # ------------------------------------------------------------------ wgmma

@@ -20,8 +20,10 @@ acc_store          a wgmma result stored as bf16 / fp16 (16-byte quad-transpose 
                    2-byte fallback at odd offsets) and as fp32 (plain stores)
 tma_ring           bf16 tiles of a strided 2-D tensor TMA-copied into a ring (tle.gpu.tma_load;
                    the commit's expect-tx), alone and beside a register-stored field and a close
+slot_overlap       wgmmas in flight while another slot of their ring is stored into (a
+                   partition refilling the ring it reads) or released (pipelined attention)
 =================  =========================================================================
 """
 
 MODULES = ("spsc_ring", "spmc", "one_shot", "close", "chain", "seesaw", "attention", "acc_store",
-           "tma_ring")
+           "tma_ring", "slot_overlap")
