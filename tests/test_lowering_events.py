@@ -34,7 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "lowering_events"
 LOOPS = FIXTURES / "loops.py"
 CONTROL = FIXTURES / "control.py"
-PIPELINED = FIXTURES / "pipelined.py"
+# pipelined attention with a delayed release (also a GPU-test kernel)
+PIPELINED = ROOT / "tle_kernels" / "gpu_tests" / "slot_overlap.py"
 
 KERNEL_FILES = ([ROOT / "tle_kernels" / f"{stem}.py" for stem in
                  ("sparse_mla_pipe", "sparse_mla_seesaw", "mla_decode_pipe", "mla_decode_seesaw")]
@@ -281,7 +282,7 @@ def test_callback_commit_is_never_verified_without_being_lowered_alike():
 def test_pipelined_wgmma_releases_only_retired_slots():
     """@tle.jit(wgmma_pipeline=True), the P·V wgmma of tile t - 1 in flight across the back-edge,
     kv(t - 1) released in iteration t."""
-    problems = _check_fixture(PIPELINED, "attention_delayed", param="NT")
+    problems = _check_fixture(PIPELINED, "delayed_release", param="NT")
     assert not problems, "\n".join(problems)
 
 
@@ -447,7 +448,7 @@ def test_a_release_must_retire_the_wgmmas_reading_its_slot_in_issue_order(pendin
     in flight: warpgroup_mma_wait(1) retires PV(t - 1) (groups retire in order; S(t) reads the other
     stage), wait(2) does not. The lowering writes wait(1) itself: the stages t - 1 and t of a
     two-slot ring differ (wgmma_sites.stages_differ), so S(t) stays in flight."""
-    lk = LoweredKernel((str(PIPELINED), "attention_delayed"), {})
+    lk = LoweredKernel((str(PIPELINED), "delayed_release"), {})
     site = "warpgroup_mma_wait(1, deps=[gl.full([256], 0, gl.int32, layout=L3)])  # kv.release"
     assert lk.gen.source.count(site) == 1
     src = lk.gen.source.replace(site, site.replace("(1,", f"({pending},"))

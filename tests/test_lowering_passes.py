@@ -6,6 +6,7 @@ their attributes survive the KIR text form."""
 from __future__ import annotations
 
 from dataclasses import replace
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,8 +24,26 @@ from tle_compiler.passes.manager import run_passes
 ROOT = Path(__file__).resolve().parent.parent
 ATTENTION = ROOT / "tle_kernels" / "examples" / "attention_tile.py"
 PIPELINED = ROOT / "tests" / "filecheck" / "schedule_wgmma.py"
-# the same kernel with its delayed release where a carried wgmma may still read the slot
-RELEASE_WAIT = ROOT / "tests" / "fixtures" / "lowering_passes" / "release_wait.py"
+
+
+
+def _release_wait_kernel() -> Path:
+    """PIPELINED with its delayed release of slot t - 1 moved up, right after Q·Kᵀ of tile t is
+    issued: there the P·V wgmma of tile t - 1, carried across the back-edge, may still read the
+    slot, so the release waits for it (and lets Q·Kᵀ, which reads the other slot, run on)."""
+    src = PIPELINED.read_text()
+    qk = ("                   tl.trans(tl.load(tle.gpu.local_ptr(res.slot.k)))) * qk_scale\n")
+    late = ("        if t > 0:  # the slot of t - 1: its wgmma retired by now, this one may still run\n"
+            "            r.release(t - 1)\n")
+    assert src.count(qk) == 1 and src.count(late) == 1
+    src = src.replace(late, "").replace(qk, qk.replace(" * qk_scale", "") + (
+        "        if t > 0:\n            r.release(t - 1)\n        s = s * qk_scale\n"))
+    path = Path(tempfile.mkdtemp(prefix="tle_release_wait_")) / "release_wait.py"
+    path.write_text(src)
+    return path
+
+
+RELEASE_WAIT = _release_wait_kernel()
 
 
 def scheduled(path: Path):
