@@ -52,8 +52,9 @@ class InflightWgmmas(WgmmaWaits):
     active = True
 
     def __init__(self):
-        #: {"seq", "rings": the (ring, stage) keys it reads (wgmma_sites.ring_key), "regs": register A operands (generated names),
-        #: "reg_types": their (shape, dtype, layout tuple), "wgmma": the path of its tl.dot}
+        #: {"seq", "rings": the (ring, stage) keys it reads (wgmma_sites.ring_key), "regs":
+        #: register A operands (generated names), "reg_types": their (shape, dtype, layout
+        #: tuple), "wgmma": the path of its tl.dot}
         self.inflight: list[dict] = []
         self.pending: dict[str, int] = {}  # generated name -> seq of the wgmma producing it
         self.seq = 0

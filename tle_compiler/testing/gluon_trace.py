@@ -1083,7 +1083,10 @@ class _Interpreter:
         allocation): no wgmma reading that slot (or a slot the interpreter cannot tell) may be in
         flight, as docs/lowering.md's rule for overwrites says."""
         if self.part is None or self.dry:
-            return  # the prologue issues no wgmma; a store on a skipped path overwrites nothing
+            # the prologue issues no wgmma; on a path that may be skipped (dry mode) the waits
+            # retire nothing for the check, so a store after one would be reported falsely:
+            # such stores go unchecked
+            return
         smem = dst if isinstance(dst, Smem) else dst.base
         stage = (None if isinstance(dst, Smem) else
                  _ival(dst.stage) if _is_int(dst.stage) else None)
