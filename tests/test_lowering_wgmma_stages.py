@@ -121,3 +121,22 @@ def test_a_delayed_release_retires_only_the_wgmma_carried_in():
     for nt in (1, 2, 5):
         params, problems = lk.check({"NT": nt})
         assert params == {"NT": nt} and not problems, problems
+
+
+def test_the_trace_flags_a_tma_copy_into_the_slot_an_inflight_wgmma_reads():
+    """A TMA copy overwrites its slot as a register store does: the refill's store replaced by a
+    copy into the slot the wgmma reads is reported; into the other slot, not."""
+    lk = LoweredKernel((str(OVERLAP), "refill"), {})
+    src = "from triton.experimental.gluon.language.nvidia.hopper import tma\n" + lk.gen.source
+    store = "r_v.index(_r_s7).store(nxt.to(gl.bfloat16))"
+    copy = "tma.async_copy_global_to_shared(v_ptr, [0, 0], r_full0.index(_r_s7), r_v.index({}))"
+    cexp = {c: lk.constexprs[c] for c in lk.info.constexprs}
+
+    def violations(stage_var):
+        tr = trace_gluon(src.replace(store, copy.format(stage_var)), lk.gen.kernel, {}, cexp,
+                         release_rings=release_rings_of(lk.gen.plans), pins={"N": 3})
+        return [v for p in tr.partitions for v in p.violations if "store into" in v]
+
+    assert not violations("_r_s7")
+    found = violations("_r_s4")
+    assert found and "store into r_v at stage 0" in found[0], found

@@ -952,6 +952,9 @@ class _Interpreter:
             arr, stage = self._bar(arg(2, "barrier"), node)
             self._pred(kwargs.get("pred", True), node)
             self.record(BarrierOp(TMA, arr, stage, None, node.lineno, self.where()), node)
+            dst = arg(3, "result")
+            if isinstance(dst, (Smem, SmemView)):  # the copy overwrites its slot, as a store does
+                self._check_store(dst, node)
             return None
         if name == "warpgroup_mma":
             return self.wgmma(arg(0, "a"), arg(1, "b"), bool(kwargs.get("is_async", False)), node)
