@@ -531,23 +531,31 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
                    if n in names and isinstance(v, float) and n not in values})
     # a constexpr of no value here (neither DEFAULT_CONFIG nor --param gives one) is a launch's
     # to choose, a float too (`SCALE=0.5`), unless the kernel's own use of it compiles only for
-    # an integer (a range bound, tl.arange, a shape: frontend/constexpr_kinds.py): a cast or a
-    # comparison of it is read as of a float (race_terms.floating)
-    from ..frontend.constexpr_kinds import integer_constexprs
+    # an integer (a range bound, tl.arange, a shape, or its arithmetic in a loop bound or a
+    # pointer's offset: frontend/constexpr_kinds.py): a cast or a comparison of it is read as of
+    # a float (race_terms.floating)
+    from ..frontend.constexpr_kinds import integer_arguments, integer_constexprs
 
     floats = frozenset(n for n in names if n not in values and n not in config) - \
-        integer_constexprs(kir)
+        integer_constexprs(kir) - integer_arguments(kir)
     signature = loaded.signatures.get(rep.program.name)  # pointers, integer widths
+    # and a run-time argument no signature types, which a launch may pass as a float (Triton's
+    # JIT types a Python float fp32), unless the kernel's own use of it compiles only for no
+    # float (a loop bound, a pointer's offset: constexpr_kinds.integer_arguments)
+    floats |= frozenset(p.name for p in kir.params if not p.constexpr and
+                        (not signature or p.name not in signature)) - integer_arguments(kir)
+    relied: list = []
     try:
         try:
-            check_global_races(kir, domains, values, signature, floats)
+            relied = check_global_races(kir, domains, values, signature, floats)
             # a free constexpr is read as an int32, as the integer arguments are: a
             # DEFAULT_CONFIG value past int32 (`"C": 2 ** 40`, which the lowering compiles with)
             # is outside that reading, so the kernel is checked with it too
             wide = {n: v for n, v in _int_constexprs(config).items()
                     if n in names and n not in values and not -2 ** 31 <= v < 2 ** 31}
             if wide:
-                check_global_races(kir, domains, {**values, **wide}, signature, floats)
+                relied = relied + check_global_races(kir, domains, {**values, **wide},
+                                                     signature, floats)
         except TleError:
             # refused for some value of a constexpr argument (`row * D` with D = 32 overlaps
             # the next row): checked again with the DEFAULT_CONFIG values the lowering
@@ -557,15 +565,65 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
                      if n in names and n not in values}
             if not extra:
                 raise
-            check_global_races(kir, domains, {**values, **extra}, signature, floats)  # its refusal
+            relied = check_global_races(kir, domains, {**values, **extra}, signature,
+                                        floats)  # its refusal
             rep.specialised = {**rep.specialised, **extra}
             print(f"tle-dump: {rep.program.name}: global memory proved apart with "
                   f"{', '.join(f'{n}={v}' for n, v in extra.items())} (DEFAULT_CONFIG; a race "
                   f"otherwise); the verdict holds for these values only", file=sys.stderr)
     except TleError as e:
         _reject(rep, e)
+        return
     except Unproved as e:
         rep.stopped = TleError(e.message, e.loc, check="memory-race")
+        return
+    strides = sorted({n for group in relied for n in group})
+    if strides:
+        # the stride rule is an assumption about the launch (docs/semantics.md, "Strides"):
+        # a verdict that may rest on it says so, naming the strides
+        rep.assumed = (f"global memory proved apart taking the rows of the stride argument"
+                       f"{'s' if len(strides) > 1 else ''} {', '.join(strides)} not to "
+                       f"overlap: each "
+                       f"stride at least the width of the columns addressed beside it, and no "
+                       f"row offset `row * stride` wrapping around int32 or the address space "
+                       f"(docs/semantics.md, \"Strides\"); a launch with a smaller stride, or "
+                       f"with rows that wrap, is not covered")
+        print(f"tle-dump: {rep.program.name}: {rep.assumed}", file=sys.stderr)
+
+
+def _check_float_constexprs(rep: KernelReport, loaded: Loaded, fixed: dict) -> None:
+    """A kernel whose protocol reads a constexpr of no value here (neither DEFAULT_CONFIG's
+    ``constexprs`` nor --param gives one, so a launch chooses it) that the kernel's own code
+    does not prove an integer (frontend/constexpr_kinds.py: a range bound, ``tl.arange``, a
+    shape): the protocol checks integer values of it only, while a launch may give a float
+    (``if t < SCALE`` and ``if t > SCALE - 1`` both hold at t = 2 of SCALE = 2.5, at no integer
+    SCALE), as the memory-race proof reads it (race_terms.floating). Its "verified" is
+    qualified to the integers: bounded (exit 3), the reason naming the constexpr."""
+    info = loaded.infos.get(rep.program.name)
+    kir = getattr(info, "kir", None) or loaded.kirs.get(rep.program.name)
+    if kir is None or rep.stopped is not None or rep.verdict is None or \
+            rep.verdict.kind != PROVED:
+        return
+    from ..frontend.constexpr_kinds import integer_arguments, integer_constexprs
+
+    names = {p.name for p in kir.params if p.constexpr}
+    config = loaded.defaults.get(rep.program.name, {})
+    read = {p.name for p in rep.program.params} | \
+        {p.name for p in getattr(rep.program, "bases", ())}
+    free = sorted((names & read) - set(rep.specialised) - set(fixed) - set(config)
+                  - integer_constexprs(kir))
+    # (a constexpr whose arithmetic the kernel uses where Triton takes no float, a loop bound
+    # or a pointer's offset, is none either: constexpr_kinds.integer_arguments)
+    free = [n for n in free if n not in integer_arguments(kir)]
+    why = []
+    if free:
+        why.append(f"{', '.join(free)}: a constexpr of no value here, which the protocol reads "
+                   f"and a launch may give as a float, where the check reads integers only; "
+                   f"give it a value in DEFAULT_CONFIG or with --param, or use it where Triton "
+                   f"takes only an integer, a range bound or a shape")
+    if why:
+        rep.integer_names = tuple(free)
+        rep.integer_only = "; ".join(why)
 
 
 def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dict[str, int],
@@ -1903,6 +1961,7 @@ def _run(args, fmt: str) -> int:
         _check_signature(rep, loaded, fixed)
         _check_default_shapes(rep, loaded)
         _check_memory_races(rep, loaded)
+        _check_float_constexprs(rep, loaded, fixed)
         if not lowering:  # --gluon/--ttgir/--ptx translate it themselves (_dump_lowered)
             _check_translation(rep, path, loaded, fixed, args.bound)
 

@@ -47,6 +47,15 @@ class KernelReport:
     #: constexpr without a value, a free shared buffer: cli/dump.py _check_translation): its
     #: verdict is the protocol's alone. "" otherwise.
     not_translated: str = ""
+    #: What the memory-race proof assumed of the launch beyond the verdict's values (the rows
+    #: of a stride argument not overlapping: cli/dump.py _check_memory_races), or "".
+    assumed: str = ""
+    #: Why a "proved" verdict holds for integer values only of a constexpr the protocol reads
+    #: that a launch may give as a float (cli/dump.py _check_float_constexprs): the verdict
+    #: is then bounded to the integers; "" otherwise.
+    integer_only: str = ""
+    #: the constexprs it names
+    integer_names: tuple = ()
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -71,7 +80,12 @@ class KernelReport:
         v = self.ctx.verdict()
         if v is None:  # both passes ran and said nothing: no fault found, nothing proved
             return Verdict(UNKNOWN, reason="the passes gave no verdict")
-        return _narrowed(v, self.specialised)
+        v = _narrowed(v, self.specialised)
+        if self.integer_only and v.kind == PROVED:
+            # checked for the integer values of a constexpr a launch may give as a float
+            return replace(v, kind=BOUNDED, reason=f"proved for {v.scope}; {self.integer_only}",
+                           checked={n: "the integers" for n in self.integer_names})
+        return v
 
     @property
     def verified(self) -> bool:
@@ -128,6 +142,8 @@ def verdict_json(rep: KernelReport) -> dict:
     out["summary"] = rep.summary()
     if rep.specialised:
         out["specialised"] = dict(rep.specialised)
+    if rep.assumed and rep.verdict is not None and rep.verdict.kind != REJECTED:
+        out["assumed"] = rep.assumed  # what the memory-race proof took of the launch
     return out
 
 
@@ -245,6 +261,8 @@ def render_text(rep: KernelReport, graph: bool, locations: bool = True) -> str:
     note = not_translated_line(rep)
     if note:
         lines.append(note)
+    if rep.assumed and rep.verdict is not None and rep.verdict.kind != REJECTED:
+        lines.append(f"# memory-race: {rep.assumed}")
     lines.append(f"# verdict: {rep.summary()}")
     return "\n".join(lines) + "\n"
 

@@ -2752,6 +2752,16 @@ class Builder(BuildRules, ConstexprRules):
         if attr in UNLOWERED_CALLS:
             raise self.err(f"`{ast.unparse(node.func)}(...)` (tl.{attr}) is not supported by the "
                            f"lowering: {UNLOWERED_CALLS[attr]}", node, check="unlowered-call")
+        if (attr == "store" or attr.startswith("atomic_")) and node.args and \
+                isinstance(node.args[0], (ast.List, ast.Tuple)):
+            # a tensor descriptor's `d.store(offsets, value)` (TMA), whose first operand is a
+            # list of offsets: tl.store takes a pointer's value there, and read as one its value
+            # was a mask (a float stored was refused as "a float, not a bool")
+            raise self.err(f"`{ast.unparse(node)}`: a tensor descriptor's {attr} (offsets "
+                           f"first) is not supported by the lowering: "
+                           f"{'store' if attr == 'store' else 'update'} through a tensor of "
+                           f"pointers (base + offsets, with a mask) instead", node,
+                           check="unlowered-call")
         args, kwargs = self.call_arguments(node, self.value)
         args = [receiver, *args]
         if attr == "cdiv" and len(args) == 2 and not kwargs:

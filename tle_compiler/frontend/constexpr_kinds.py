@@ -111,3 +111,157 @@ def _expr_uses(e, names: dict[str, str], found: set[str]) -> None:
                              if isinstance(x, K.Name) and x.id in names)
     for c in K.children(e):
         _expr_uses(c, names, found)
+
+
+#: the operators whose result is a float, or a refusal, where an operand is a float (Triton's
+#: arithmetic of a float beside an integer or of two floats; a bit operation or a shift of one
+#: does not compile)
+_ARITH = ("+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>")
+#: ops whose value is a float, or a refusal, where one of their operands is a float (hints,
+#: broadcasts, the elementwise min / max / abs, a ceiling division); ``tl.where``'s values
+_SAME = ("tl.multiple_of", "tl.max_contiguous", "tl.max_constancy", "tl.broadcast_to",
+         "tl.reshape", "tl.view", "tl.expand_dims", "tl.broadcast", "tl.abs", "tl.maximum",
+         "tl.minimum", "min", "max", "builtins.min", "builtins.max", "tl.cdiv")
+
+
+class _Scope:
+    """Where :func:`_arith_names` reads a name: the arguments it holds (``names``), the values
+    of names bound once (``single``), and for a partition its parameters' bindings read in the
+    kernel body (``binds``, ``outer``)."""
+
+    def __init__(self, names: dict, single: dict, binds: dict = None, outer=None,
+                 args: frozenset = frozenset()):
+        self.names, self.single, self.binds, self.outer = names, single, binds or {}, outer
+        #: the kernel arguments (in the kernel body): a name bound once whose value reads
+        #: itself (`N = (N << 28) >> 28`) reads the argument there
+        self.args = args
+
+
+def integer_arguments(kern: K.Kernel) -> frozenset[str]:
+    """The arguments of ``kern`` (run-time or constexpr) its own code proves no floats: a
+    launch may pass a float for a run-time argument no signature types (Triton's JIT types a
+    Python float fp32), or for a constexpr of no value, and the race check reads such an
+    argument as a float (a cast of it any value of the type, a comparison of it either truth:
+    race_terms.floating) unless it takes
+    part, through arithmetic (:data:`_ARITH`, whose result is a float of a float operand, or a
+    refusal), the ops of :data:`_SAME`, ``tl.where``'s values, names bound once and the values
+    a partition's parameters are bound to, in a statement every compile reaches (as for
+    :func:`integer_constexprs`), in
+
+    - a bound or step of a ``for`` loop (Triton 3.6: "For loop bounds and step must all be
+      ints"), or
+    - the pointer of a load, a store or an atomic (a pointer plus a float is refused:
+      "unsupported operand types"; the pointer argument itself is no float either)."""
+    runtime = {p.name for p in kern.params}
+    found: set[str] = set()
+    rebound = _assigned(kern.prologue)
+    kernel_level = {n: n for n in runtime if n not in rebound}
+    top = _Scope(kernel_level, _single_assigns(kern.prologue), args=frozenset(runtime))
+    _integer_uses(kern.prologue, top, found)
+    for part in kern.partitions:
+        own = _assigned(part.body)
+        binds = {n: e for n, e in part.bindings if n not in own}
+        _integer_uses(part.body, _Scope({}, _single_assigns(part.body), binds, top), found)
+    return frozenset(found)
+
+
+def _single_assigns(body) -> dict:
+    """The names ``body`` assigns exactly once, in a statement every compile reaches (no ``if``
+    or ``tl.static_range`` body around it): name -> the value assigned."""
+    count: dict[str, int] = {}
+    for s in K.walk_stmts(body):
+        if isinstance(s, K.Assign):
+            count[s.target] = count.get(s.target, 0) + 1
+        elif isinstance(s, K.For):
+            count[s.var] = count.get(s.var, 0) + 2  # a loop variable: no value of its own
+    out: dict = {}
+
+    def walk(stmts):
+        for s in stmts:
+            if isinstance(s, K.Assign) and count.get(s.target) == 1:
+                out[s.target] = s.value
+            elif isinstance(s, K.For) and not s.static:
+                walk(s.body)
+            elif isinstance(s, K.While):
+                walk(s.body)
+            elif isinstance(s, K.Return):
+                return
+    walk(body)
+    return out
+
+
+def _integer_uses(body, scope: _Scope, found: set[str]) -> None:
+    """The arguments that the statements of ``body`` every compile reaches use where Triton
+    takes no float."""
+    for s in body:
+        if isinstance(s, K.For):
+            for e in (s.start, s.stop, s.step):
+                found.update(_arith_names(e, scope))
+            for e in (s.start, s.stop, s.step):
+                _pointer_uses(e, scope, found)
+            if not s.static:
+                _integer_uses(s.body, scope, found)
+        elif isinstance(s, K.While):
+            _pointer_uses(s.cond, scope, found)
+            _integer_uses(s.body, scope, found)
+        elif isinstance(s, K.If):
+            _pointer_uses(s.cond, scope, found)
+        elif isinstance(s, (K.Assign, K.Eval)):
+            _pointer_uses(s.value, scope, found)
+        elif isinstance(s, K.Return):
+            if s.value is not None:
+                _pointer_uses(s.value, scope, found)
+            return
+
+
+def _pointer_uses(e, scope: _Scope, found: set[str]) -> None:
+    if isinstance(e, K.BoolOp) or isinstance(e, K.Op) and e.name == "ifexp":
+        return  # an operand may not be compiled
+    if isinstance(e, K.Op) and (e.name in ("tl.load", "tl.store") or
+                                e.name.startswith("tl.atomic_")):
+        ptr = e.args[0] if e.args else e.kw("pointer")
+        if ptr is not None:
+            found.update(_arith_names(ptr, scope))
+    for c in K.children(e):
+        _pointer_uses(c, scope, found)
+
+
+def _arith_names(e, scope: _Scope, depth: int = 24, seen: frozenset = frozenset()) -> set[str]:
+    """The arguments whose float would make ``e`` a float (or fail to compile): those it reads
+    through the arithmetic of :data:`_ARITH`, a negation, the ops of :data:`_SAME`,
+    ``tl.where``'s values, broadcasts, names bound once and partition parameters' bindings."""
+    if depth <= 0:
+        return set()
+    sub = lambda x, sc=scope: _arith_names(x, sc, depth - 1, seen)  # noqa: E731
+    if isinstance(e, K.Name):
+        if e.id in scope.names:
+            return {scope.names[e.id]}
+        if e.id in seen:
+            # the value before the one assignment of a name that reads itself: the argument
+            # (kernel body), the parameter's binding (partition)
+            if e.id in scope.args:
+                return {e.id}
+            if e.id in scope.binds and scope.outer is not None:
+                return _arith_names(scope.binds[e.id], scope.outer, depth - 1)
+            return set()
+        if e.id in scope.single:
+            return _arith_names(scope.single[e.id], scope, depth - 1, seen | {e.id})
+        if e.id in scope.binds and scope.outer is not None:
+            return _arith_names(scope.binds[e.id], scope.outer, depth - 1)
+        return set()
+    if isinstance(e, K.BinOp) and e.op in _ARITH:
+        return sub(e.lhs) | sub(e.rhs)
+    if isinstance(e, K.UnaryOp) and e.op in ("-", "+", "~"):
+        return sub(e.operand)
+    if isinstance(e, K.Subscript) and not all(isinstance(i, int) for i in e.index):
+        return sub(e.value)  # a broadcast
+    if isinstance(e, K.Op) and e.name in _SAME:
+        out: set[str] = set()
+        for a in e.args[:1] if e.name.startswith(("tl.multiple_of", "tl.max_", "tl.broad",
+                                                   "tl.reshape", "tl.view", "tl.expand"))\
+                else e.args:
+            out |= sub(a)
+        return out
+    if isinstance(e, K.Op) and e.name == "tl.where" and len(e.args) == 3:
+        return sub(e.args[1]) | sub(e.args[2])
+    return set()

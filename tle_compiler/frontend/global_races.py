@@ -76,7 +76,7 @@ from .race_order import ordered
 from .race_solver import (BACKSTOP, BACKSTOP_HIT, SPENT, UNITS_PER_MS, Budget, InContext,
                           Unproved, backstop_words, units)
 from .race_sites import ATOMIC_PREFIX, collect, pointer_of
-from .race_strides import generic_equal, stride_arguments, unbounded_columns
+from .race_strides import generic_equal, stride_arguments, stride_groups, unbounded_columns
 from . import race_wraps
 from .race_wraps import (address_wrap, element_bytes, element_types, float_arguments,
                          integer_widths, pointer_arguments)
@@ -239,10 +239,51 @@ def _describe(model: Model, z, inst: Instance) -> str:
     return f" at {', '.join(vals)}" if vals else ""
 
 
+#: the resource units the check that a pair's columns are not negative may spend (about 1 s)
+COLUMNS_RLIMIT = units(1000)
+
+
+def _columns_from_zero(model: Model, budget: Budget, terms, strides: set, bases: set,
+                       constraints: list) -> bool:
+    """Whether z3 proves the columns of both addresses ``terms`` (the monomials that hold no
+    stride of ``strides``, less the pointer arguments ``bases`` and the multiples of a modulus
+    their fixed-width arithmetic may wrap by) not negative under ``constraints``: the stride
+    rule reads `row * S + col` as row `row`, column `col` of a tensor of rows of S elements,
+    which holds only where `0 <= col` (the kernel shows it) and `col < S` (the launch's
+    promise: the rows do not overlap)."""
+    z3 = model.z3
+    zero = []
+    cols = []
+    groups = [list(stride_groups(z3, t, strides).get((), [])) for t in terms]
+    # a monomial both columns hold (`pid * stride_o_s` of a row both address) is where the
+    # two tensors' rows start, whatever its sign: the columns are counted from it
+    kept = []
+    for m in groups[0]:
+        at = next((i for i, x in enumerate(groups[1]) if x.eq(m)), None)
+        if at is None:
+            kept.append(m)
+        else:
+            del groups[1][at]
+    groups[0] = kept
+    for monomials in groups:
+        col = z3.Sum(*monomials) if len(monomials) > 1 else \
+            (monomials[0] if monomials else z3.IntVal(0))
+        cols.append(col)
+        for n in symbols(col):
+            if n.split("#")[0] in ("i32wrap", "i64wrap", "addrwrap") or \
+                    n.startswith("a:") and n[2:] in bases:
+                zero.append((model.z3.Int(n), z3.IntVal(0)))
+    cols = [z3.substitute(c, *zero) if zero else c for c in cols]
+    solver = z3.Solver()
+    solver.add(*constraints, z3.Or(*[c < 0 for c in cols]), *model.facts)
+    got, _ = budget.check(solver, COLUMNS_RLIMIT)
+    return got == z3.unsat
+
+
 def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                        constexprs: Optional[dict] = None,
                        signature: Optional[dict] = None,
-                       floats: frozenset = frozenset()) -> None:
+                       floats: frozenset = frozenset()) -> list[tuple[str, ...]]:
     """Refuse (TleError, check ``memory-race``) a pair of accesses of two partitions that may
     reach one global address, one writing, unordered by the pipes; raise :class:`Unproved`
     where z3 cannot decide a pair. ``domains``: each kernel argument's ``tle.assume`` range,
@@ -251,19 +292,26 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
     of any value, and those it is read with a float (no integers: race_terms.floating);
     ``signature``: DEFAULT_CONFIG's argument types, where the file gives them
     (which arguments are pointers, and the integers' widths: race_wraps.py); ``floats``: the
-    constexpr arguments of no value here that a launch may give a float (no integer use of them
-    proves otherwise: constexpr_kinds.py), read as the float constexprs are."""
+    arguments a launch may give a float (constexprs of no value here, run-time arguments no
+    signature types) that no use of them proves otherwise (constexpr_kinds.py), read as the
+    float constexprs are. Returns the
+    groups of stride arguments whose rows were taken not to overlap (the stride rule:
+    race_strides.py) in a pair found safe, each sorted, so that the verdict can say what it
+    assumes of the launch."""
     if len(kern.partitions) < 2:
-        return
+        return []
     parts = [collect(p) for p in kern.partitions]
     if not any(a.kind != "load" for p in parts for a in p.accesses):
-        return
+        return []
     model = Model(kern, domains or {}, constexprs)
     # the kernel's terms in a z3 context of their own: its queries are the same whatever the
     # process made before (race_solver.py)
     model.z3 = z3 = InContext(model.z3)
     model.budget = budget = Budget(KERNEL_RLIMIT)
     strides = {f"a:{n}" for n in stride_arguments(kern) if n not in (domains or {})}
+    #: the strides the rows of a pair were taken apart by (the stride rule), for the note
+    #: tle-dump prints beside a verdict that rests on it
+    relied: set[frozenset] = set()
 
     def pair(pa, a, pb, b) -> str:
         return (f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}) and "
@@ -344,6 +392,14 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             both = (strides & held[0] & held[1]) - bound - {f"a:{n}" for n in hidden}
             if both and unbounded_columns(z3, gap, both, conditions):
                 both = set()
+            if both and not _columns_from_zero(model, budget, (ta, tb), both, ca | cb,
+                                               ia.constraints + ib.constraints):
+                # a column that may be negative (`(t + 1) * S - 1`, the last element of row t
+                # written as row t + 1's column -1) reaches into the row before it whatever
+                # the stride: the rows do not show where it meets another address
+                both = set()
+            if both:
+                relied.add(frozenset(n[2:] for n in both))
             meet = generic_equal(z3, gap, both) if both else (
                 ta == tb if wrap is None else gap == 0)
             def query(*more):
@@ -426,12 +482,19 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                 # (race_terms.floating: the witness's float values are any the GPU may hold)
                 given += (" where a float converted to an integer, or compared, has a value "
                           "that allows it (the check does not compute floats)")
-                read = sorted(model.maybe_float_read)
+                constexprs = {p.name for p in kern.params if p.constexpr}
+                read = sorted(n for n in model.maybe_float_read if n in constexprs)
                 if read:
                     given += (f" ({', '.join(read)}: a constexpr of no value here, "
                               f"which a launch may give as a float; give it one in "
                               f"DEFAULT_CONFIG or with --param, or use it where Triton takes "
                               f"only an integer, a range bound or a shape)")
+                read = sorted(n for n in model.maybe_float_read if n not in constexprs)
+                if read:
+                    given += (f" ({', '.join(read)}: an argument no DEFAULT_CONFIG signature "
+                              f"types, which a launch may pass as a float; type it in the "
+                              f"signature (\"i32\"), or use it where Triton takes no float, "
+                              f"a loop bound or a pointer's offset)")
             raise TleError(
                 f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}"
                 f"{_describe(model, z, ia)}) and '{pb.kp.name}' ({b.kind} at line "
@@ -441,4 +504,4 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                 f"the acquire a capacity later): a race; hand the data over in a pipe slot, "
                 f"order the accesses with a hand-off, or keep them in one partition",
                 where, check="memory-race")
-
+    return sorted(tuple(sorted(x)) for x in relied)

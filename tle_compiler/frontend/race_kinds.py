@@ -61,6 +61,11 @@ def _join(kinds) -> str:
     t = narrow[0]
     for k in narrow[1:]:
         t = computation_type(t, k) or UNKNOWN
+    if t == "int1" and CONST in kinds:
+        # a Python number beside an int1 (a `.to(tl.int1)`, an `i1` argument) is an int32, and
+        # the int1 zero-extended to it (`t.to(tl.int1) * 5` is 0 or 5, not 5 modulo 2); beside
+        # the other narrow types the number takes their type (`x.to(tl.int8) + 100` is int8)
+        return I32
     return t
 
 
@@ -75,7 +80,11 @@ def _kind(model: Model, e: K.Expr, inst: Instance, where: str, depth: int) -> st
         return UNKNOWN
     if isinstance(e, (K.Const, K.Global)):
         v = getattr(e.value, "value", e.value)  # tl.constexpr(64)
-        if isinstance(v, int) and not isinstance(v, bool):
+        if isinstance(v, bool):
+            # a Python bool beside a tensor is an int1 (`t.to(tl.int1) + True` adds in int1,
+            # 0 at t != 0), where a Python int beside an int1 makes an int32 (_join)
+            return "int1"
+        if isinstance(v, int):
             return CONST if I32_MIN <= v <= I32_MAX else _number_kind(v)
         return CONST
     if isinstance(e, K.Name):
@@ -88,6 +97,13 @@ def _kind(model: Model, e: K.Expr, inst: Instance, where: str, depth: int) -> st
             item, at, w = got
             return kind(model, item, at, w, depth - 1)
         return kind(model, e.value, inst, where, depth - 1)  # a broadcast
+    if isinstance(e, (K.UnaryOp, K.BinOp)):
+        v = _python_value(model, e)
+        if v is not None:
+            # arithmetic of numbers alone is Python's, at compile time (`-2147483648` is the
+            # int32 -2 ** 31, not the negation of the uint32 2147483648; `2147483648 - 1` an
+            # int32): typed by its value where it meets a tensor, as a number written there
+            return CONST if I32_MIN <= v <= I32_MAX else _number_kind(v)
     if isinstance(e, K.UnaryOp):
         return kind(model, e.operand, inst, where, depth - 1)
     if isinstance(e, K.BinOp):
@@ -112,6 +128,38 @@ def _kind(model: Model, e: K.Expr, inst: Instance, where: str, depth: int) -> st
         k = _join(kind(model, a, inst, where, depth - 1) for a in args)
         return I32 if k == CONST else k
     return I32
+
+
+#: the operators of Python's integer arithmetic :func:`_python_value` computes
+_PY_BINOPS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+              "//": lambda a, b: a // b, "%": lambda a, b: a % b, "&": lambda a, b: a & b,
+              "|": lambda a, b: a | b, "^": lambda a, b: a ^ b}
+
+
+def _python_value(model: Model, e: K.Expr, depth: int = 16) -> Optional[int]:
+    """The value of ``e`` where it is arithmetic of integer numbers alone (written ones, module
+    constants, constexprs the kernel is read with), which Triton computes in Python when it
+    compiles the kernel; else None (a tensor, a free constexpr, a float, a shift or a product
+    past 2 ** 64, a division by zero)."""
+    if depth <= 0:
+        return None
+    if isinstance(e, (K.Const, K.Global)):
+        v = getattr(e.value, "value", e.value)
+        return v if isinstance(v, int) and not isinstance(v, bool) else None
+    if isinstance(e, K.Name):
+        v = model.constexprs.get(e.id)
+        return v if e.id in model.params and isinstance(v, int) else None
+    if isinstance(e, K.UnaryOp) and e.op in ("-", "+", "~"):
+        v = _python_value(model, e.operand, depth - 1)
+        return None if v is None else -v if e.op == "-" else v if e.op == "+" else ~v
+    if isinstance(e, K.BinOp) and e.op in _PY_BINOPS:
+        a = _python_value(model, e.lhs, depth - 1)
+        b = _python_value(model, e.rhs, depth - 1)
+        if a is None or b is None or e.op in ("//", "%") and b == 0:
+            return None
+        v = _PY_BINOPS[e.op](a, b)
+        return v if -2 ** 64 <= v < 2 ** 65 else None
+    return None
 
 
 def _load_kind(model: Model, e: K.Op, inst: Instance, where: str) -> str:

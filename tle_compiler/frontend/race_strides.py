@@ -71,7 +71,7 @@ def generic_equal(z3, diff, strides: dict):
     """``diff == 0`` with each stride symbol generic: every group of monomials of ``diff`` (the
     difference of two addresses, expanded) holding one product of strides sums to zero, and
     those holding none."""
-    groups = _stride_groups(z3, diff, strides)
+    groups = stride_groups(z3, diff, strides)
     return z3.And(*[z3.Sum(*g) == 0 if len(g) > 1 else g[0] == 0 for g in groups.values()])
 
 
@@ -92,7 +92,7 @@ def unbounded_columns(z3, diff, strides: set, constraints: list) -> bool:
     an unknown that may be any number, itself or through the constraints on the unknowns they
     hold: such a column may be a multiple of a stride (`y + t * S + off` with `off` loaded),
     which no row shows."""
-    todo = [x for m in _stride_groups(z3, diff, strides).get((), []) for x in symbols(m)
+    todo = [x for m in stride_groups(z3, diff, strides).get((), []) for x in symbols(m)
             if "#" in x and x.split("#")[0] != _ADDRESS]
     seen: set = set()
     cons = [(c, symbols(c)) for c in constraints]
@@ -109,7 +109,7 @@ def unbounded_columns(z3, diff, strides: set, constraints: list) -> bool:
     return False
 
 
-def _stride_groups(z3, diff, strides) -> dict:
+def stride_groups(z3, diff, strides) -> dict:
     """The monomials of ``diff`` (expanded) by the product of strides they hold: sorted stride
     names -> the coefficients beside them."""
     expanded = z3.simplify(diff, som=True)

@@ -307,15 +307,16 @@ def condition(model: Model, e: K.Expr, inst: Instance, where: str = "part",
                             floating(model, e.rhs, inst, where)):
             # floats compared as reals (`2 < v < 3` holds for v = 2.5): a truth the model does
             # not read, either way at each reading (so that a conjunction, a negation and an
-            # else branch of it stay sound, as :func:`_read_whole` takes it to be read)
-            return model.fresh("fcompare", inst) == 1
+            # else branch of it stay sound, as :func:`_read_whole` takes it to be read), but
+            # for comparisons of one value with one number (below)
+            return _unread_compare(model, e, inst, where, "fcompare")
         a = model.arith.operand(model, e.lhs, term(model, e.lhs, inst, 24, where), inst, where)
         b = model.arith.operand(model, e.rhs, term(model, e.rhs, inst, 24, where), inst, where)
         got = model.arith.compared(model, e, a, b, inst, where)
         if got is None:
             # operands of a width or signedness the model does not know: a truth it does not
             # read, either way at each reading (as a comparison of floats above)
-            return model.fresh("ucompare", inst) == 1
+            return _unread_compare(model, e, inst, where, "ucompare")
         a, b = got
         return {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b,
                 ">=": a >= b}.get(e.op)
@@ -332,6 +333,40 @@ def condition(model: Model, e: K.Expr, inst: Instance, where: str = "part",
         c = condition(model, e.operand, inst, where, names)
         return None if c is None else z3.Not(c)
     return None
+
+
+#: a comparison's operator with its operands swapped (`a < b` is `b > a`)
+_SWAPPED = {"==": "==", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _unread_compare(model: Model, e: K.Compare, inst: Instance, where: str, tag: str):
+    """The truth of a comparison the model does not compute (of a float, or of a value of
+    unknown width or signedness): either, at each reading, except where its two operands are
+    one value each (a value no arithmetic made, the kernel body's one for every partition, or
+    a number): then the comparisons of those two values are related as those of one type are,
+    whatever the type (a float's too, NaN compared false), which z3 reads through three truths
+    of the pair, `less`, `equal` and `greater`, at most one of which holds. So complementary
+    masks on one loaded value (`n > 0`, `n <= 0`) are apart, where each comparison read on its
+    own would let both hold."""
+    z3 = model.z3
+    terms = [term(model, x, inst, 24, where) for x in (e.lhs, e.rhs)]
+    if not all(z3.is_const(t) for t in terms) or all(z3.is_int_value(t) for t in terms) or \
+            any(isinstance(x, K.Const) and not isinstance(x.value, int) for x in (e.lhs, e.rhs)):
+        return model.fresh(tag, inst) == 1
+    key, op = (terms[0].get_id(), terms[1].get_id()), e.op
+    if key[0] > key[1]:
+        key, op = (key[1], key[0]), _SWAPPED[op]
+    table = model.cache.setdefault("unread_compare", {})
+    got = table.get(key)
+    if got is None:
+        lt, eq, gt = (model.fresh(tag, inst) for _ in range(3))
+        model.facts += [z3.And(x >= 0, x <= 1) for x in (lt, eq, gt)] + [lt + eq + gt <= 1]
+        got = table[key] = (lt, eq, gt)
+    else:
+        inst.fresh.extend(got)  # (a witness's words name the float truths it read)
+    lt, eq, gt = (x == 1 for x in got)
+    return {"<": lt, "<=": z3.Or(lt, eq), ">": gt, ">=": z3.Or(gt, eq), "==": eq,
+            "!=": z3.Not(eq)}[op]
 
 
 #: ops whose value :func:`term` reads as their first operand's but on other axes (an axis added,
