@@ -25,7 +25,10 @@ through an ``*i32`` pointer, or cast it ``.to(tl.int32)``, whose value the verif
 then is (``.to(tl.int64)`` too: the frontend keys that cast apart and computes in i64). A value
 the kernel computes as a float (``n = N * 1.0``, which the frontend reads as an opaque integer
 param) or as an unsigned or narrow integer is refused whether or not it was loaded: at N = 1 the
-fp32 ``(n + 16777216) - 16777216`` is 0.0, where the verifier reads 1.
+fp32 ``(n + 16777216) - 16777216`` is 0.0, where the verifier reads 1. A fill has its dtype:
+``M = tl.full([], 0, tl.uint32) + N`` is a uint32, so ``if M - 1 >= 0:`` is an unsigned compare,
+true at N = 0, where ``if M >= 1:`` is not (a reader waiting under the first for a writer's
+commit under the second hung, "verified" before adversarial round 47).
 """
 
 from __future__ import annotations
@@ -185,6 +188,15 @@ class _Types:
             # a cast to i32 is the value the verifier's integer is; one to i64 the frontend keys
             # apart and computes in i64 (docs/semantics.md): either is no longer a raw load
             return t, loaded and t not in ("i32", "i64")
+        if name in ("full", "zeros"):
+            # a fill is of its dtype: `tl.full([], 5, tl.uint32) + N` is a uint32 (compared
+            # unsigned, and refused by Triton as a range bound or an mbarrier phase), `tl.full(
+            # [], 5, tl.float32) + N` an fp32 (adversarial round 47)
+            at = 2 if name == "full" else 1
+            dt = e.args[at] if len(e.args) > at else e.kw("dtype")
+            if isinstance(dt, K.DType):
+                return _sig_name(dt.name), loaded
+            return None, loaded
         if name in ("program_id", "num_programs", "arange"):
             return "i32", loaded
         if name in ("minimum", "maximum", "cdiv") and len(args) == 2:
