@@ -31,6 +31,11 @@ Bugs found, one line each (before the fixes that came with this file):
   the lowered kernel; FIXED: the signature check of values the protocol reads types ``tl.full``
   / ``tl.zeros`` by their dtype (lowering/loaded_params.py ``_Types.op``), so such a value is
   refused (``signature``) as docs/semantics.md says of unsigned, narrow and float values.
+- the same kernels without a DEFAULT_CONFIG signature (or without a DEFAULT_CONFIG) were still
+  "verified" (exit 0): the check of the values the protocol reads ran only with a signature,
+  though a fill's type is the kernel's own whatever the launch passes; FIXED: without one,
+  tle-dump runs it with the arguments read as i32 and loads of any type left alone
+  (cli/dump.py ``_check_signature``, loaded_params.check_loaded_params ``untyped``).
 
 Checked and found right (pinned below where cheap): a trip count a partition loads itself
 (``non-affine-loop``), two kernel-body loads of one address, or of two, or with a mask, a
@@ -207,3 +212,27 @@ def test_triton_compares_the_uint32_fill_unsigned(tmp_path, monkeypatch):
               "    M = tl.full([], 0, tl.uint32) + N\n"
               "    if M - 1 >= 0:\n        tl.store(x_ptr, 1.0)\n")
     assert "arith.cmpi uge" in triton_ttir(tmp_path, monkeypatch, source, "fill")
+
+
+def without_signature(text: str) -> str:
+    return text.replace('"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},', "")
+
+
+def without_config(text: str) -> str:
+    return text[:text.index("DEFAULT_CONFIG = ")]
+
+
+@pytest.mark.parametrize("strip", [without_signature, without_config])
+@pytest.mark.parametrize("name", ["uint32 fill, conditions", "fp32 fill, trip count"])
+def test_a_fill_of_another_type_is_refused_without_a_signature(tmp_path, capsys, strip, name):
+    check(tmp_path, capsys, strip(FILLS[name]), ("rejected", "[signature]",
+                                                 "is computed as a value of type"))
+
+
+def test_without_a_signature_a_kernel_body_load_is_still_read_as_an_i32(tmp_path, capsys):
+    """A load through an untyped pointer is read as an i32 (the verdict's caveat), and an
+    int8 fill beside N is promoted to the i32 the verifier reads."""
+    loaded = handed_to_both("tl.load(x_ptr).to(tl.int32) * 0 + tl.load(x_ptr + 1)")
+    check(tmp_path, capsys, without_config(loaded), "verified")
+    check(tmp_path, capsys, without_config(handed_to_both("tl.full([], 5, tl.int8)")),
+          "verified")

@@ -108,7 +108,8 @@ def _join(a: dict, b: dict) -> dict:
 class _Types:
     """The type of each kernel-level name, from the signature, in the prologue's order."""
 
-    def __init__(self, kernel: K.Kernel, signature: dict, constexprs: frozenset):
+    def __init__(self, kernel: K.Kernel, signature: dict, constexprs: frozenset,
+                 untyped: bool = False):
         self.env: dict[str, Typed] = {}
         for p in kernel.params:
             t = signature.get(p.name)
@@ -116,6 +117,10 @@ class _Types:
                 self.env[p.name] = (WEAK, False)
             elif isinstance(t, str):
                 self.env[p.name] = (t, False)
+            elif untyped:
+                # no signature: an argument is read as an i32, as the verdict says (a pointer
+                # too: what is loaded through it is left unknown, not refused)
+                self.env[p.name] = ("i32", False)
 
     def block(self, body) -> None:
         for s in body:
@@ -246,14 +251,17 @@ def protocol_params(part: K.KPartition) -> list[str]:
     return [name for name, _ in part.bindings if name in used]
 
 
-def check_loaded_params(info, signature: dict) -> None:
+def check_loaded_params(info, signature: dict, untyped: bool = False) -> None:
     """Refuse a value that a partition's pipe events depend on and that is no integer the
     verifier models (module docstring): read from memory as anything but an i32, or computed as
-    a float, an unsigned or a narrow integer; ``signature``: the compile's argument types."""
+    a float, an unsigned or a narrow integer; ``signature``: the compile's argument types.
+    ``untyped``: there is none (tle-dump's read of a file without a DEFAULT_CONFIG signature):
+    the arguments are read as i32 and a load as a value of any type, so only what the kernel
+    itself computes as another type (a fill of an unsigned dtype, a float) is refused."""
     kir = getattr(info, "kir", None)
     if kir is None:
         return
-    types = _Types(kir, signature, frozenset(getattr(info, "constexprs", ())))
+    types = _Types(kir, signature, frozenset(getattr(info, "constexprs", ())), untyped)
     types.block(kir.prologue)
     tuples = {st.target: st.value for st in K.walk_stmts(kir.prologue)
               if isinstance(st, K.Assign) and isinstance(st.value, K.TupleExpr)}
@@ -271,7 +279,7 @@ def check_loaded_params(info, signature: dict) -> None:
         for param in protocol_params(part):
             for item in items_of(bindings[param]):
                 t, loaded = types.expr(item)
-                if not _refused(t, loaded):
+                if not _refused(t, loaded) or untyped and t is None:
                     continue
                 what = f"of type {t}" if t is not None else "of a type the lowering cannot tell"
                 text = f"'{item.id}'" if isinstance(item, K.Name) else "the value"
