@@ -431,12 +431,23 @@ def _check_signature(rep: KernelReport, loaded: Loaded, fixed: dict[str, int]) -
     rejected at that line, as the compile would refuse it, rather than verified."""
     name = rep.program.name
     info, sig = loaded.infos.get(name), loaded.signatures.get(name)
-    if info is None or not sig or any(d.severity == "error" for d in rep.diagnostics):
+    if info is None or any(d.severity == "error" for d in rep.diagnostics):
         return
     from ..diagnostics import Diagnostic
     from ..lowering.descriptors import complete_signature
+    from ..lowering.loaded_params import check_loaded_params
     from ..lowering.signature_checks import check_signature
     from .constexprs import lowering_constexprs, over_config
+
+    if not sig:
+        # no signature: arguments and loads are read as i32 (the verdict's caveat), but a value
+        # the kernel itself computes as another type whatever the launch's types (`M =
+        # tl.full([], 0, tl.uint32) + N`, `N * 1.0`) is refused as a compile would refuse it
+        try:
+            check_loaded_params(info, {}, untyped=True)
+        except TleError as e:
+            rep.early.append(Diagnostic(loc=e.loc, message=e.message, check=e.check))
+        return
 
     try:
         check_signature(info, sig)

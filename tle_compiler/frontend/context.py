@@ -119,6 +119,10 @@ class KernelCtx:
         self.config_values: dict[str, object] = {}
         # the constexpr arguments this reading leaves unbound (their values are the launch's)
         self.free_constexprs: frozenset[str] = frozenset()
+        # placeholder of a kernel-body value Triton holds as an unsigned integer (`k =
+        # tl.full([], 5, tl.uint32)`) -> its type: the param drops the type, which decides
+        # whether a `while` counter compared with it wraps (frontend/loop_ends.py)
+        self.unsigned_params: dict[str, str] = {}
 
     def reserve_pure(self, key: str, hint: str, loc: Loc) -> str:
         """The placeholder of the param standing for the pure expression ``key``."""

@@ -29,7 +29,14 @@ tests/test_adversarial_verdicts_27.py):
   events N does not decide was "verified for its single instance" and hangs at N = 2^31 - 1.)
 * ``k`` is no float (`x = x - 1.0` stops changing at 2^24) nor an 8- or 16-bit integer, and ``E``
   no float (an i32 `k` compared with `1e10` wraps before it gets there) nor a 64-bit integer
-  unless ``k`` is one, where the frontend knows the types.
+  unless ``k`` is one, where the frontend knows the types;
+* where ``k`` or ``E`` is a uint32 or uint64 (a tile, cast or typed load of that type, or a
+  kernel-body value of it: KernelCtx.unsigned_params), Triton compares them unsigned, and the
+  counter wraps at 0 and 2^bits - 1: `k >= 0; k -= 1` never ends (`icmp uge k, 0` always
+  holds), nor `k <= -1; k += 1` (the -1 is 2^32 - 1 there). There a step of 1 against ``<``
+  (-1 against ``>``) still ends (the counter's bits step by one modulo 2^bits and meet the
+  bound); any other only against a bound known when the kernel is read, read modulo 2^bits,
+  whose last value stays in [0, 2^bits) (adversarial round 47).
 
 Then ``k`` moves by ``c`` at every iteration and reaches the bound: the loop ends. A kernel-body
 `while` walked iteration by iteration to its end (PrologueWalker.unroll) needs no counter.
@@ -43,6 +50,7 @@ from ..ir import kernel as K
 from ..ir.expr import Affine
 from ..ir.i32 import I32_MAX, I32_MIN
 from ..ir.loop_counter import innermost_next_counter
+from ..ir.promotion import computation_type
 from .params import is_placeholder
 from .values import I64, Aff, KernelArg, Sym
 
@@ -50,6 +58,7 @@ from .values import I64, Aff, KernelArg, Sym
 FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 NARROW = ("int8", "int16", "uint8", "uint16")
 WIDE = ("int64", "uint64")
+UNSIGNED = ("uint32", "uint64")
 
 
 def _step(s: K.Stmt, k: str, walker) -> Optional[int]:
@@ -118,6 +127,36 @@ def _resolved(cond: K.Expr, body: tuple, names: set, depth: int = 0) -> K.Expr:
         return K.Compare(cond.op, _resolved(cond.lhs, body, names, depth + 1),
                          _resolved(cond.rhs, body, names, depth + 1), cond.loc)
     return cond
+
+
+def _unsigned_compare(walker, k: K.Expr, bound: K.Expr, kd: Optional[str],
+                      ed: Optional[str]) -> Optional[str]:
+    """The unsigned type ("uint32" / "uint64") Triton compares ``k`` and ``bound`` in, where the
+    frontend knows one of them is unsigned (a uint32 / uint64 tile, cast or typed load: ``kd`` /
+    ``ed``, their :meth:`tile_dtype`), else None. Triton promotes an integer pair of one width
+    and either sign to the unsigned type, and a Python number to the tensor's type, so the
+    comparison is unsigned (``arith.cmpi uge``) unless the other side is a wider signed type."""
+    types = [walker.scalar_int_type(x) for x in (k, bound)]
+    t = computation_type(*types) if None not in types else None
+    if t in UNSIGNED:
+        return t
+    if t is not None:
+        return None  # (a uint32 beside an int64: compared signed, in 64 bits)
+    for d in (kd, ed):
+        if d in UNSIGNED:
+            return d
+    # a kernel-body value of an unsigned type is a param (values.Sym, or an affine value of its
+    # placeholder in a partition), which keeps no type: the kernel body noted it
+    for x in (k, bound):
+        for name in (n.id for n in K.walk_expr(x) if isinstance(n, K.Name)):
+            v = walker.env.get(name)
+            phs = [v.param] if isinstance(v, Sym) else \
+                v.expr.variables if isinstance(v, Aff) else ()
+            for ph in phs:
+                t = walker.k.unsigned_params.get(ph)
+                if t is not None:
+                    return t
+    return None
 
 
 def _affine(v):
@@ -192,8 +231,28 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
         return (f"the bound `{walker.src(bound)}` is (or may be) a 64-bit integer, beyond what "
                 f"the counter "
                 f"`{py}` reaches before it wraps")
+    unsigned = _unsigned_compare(walker, K.Name(k), bound, kd, ed)
     if abs(c) == 1 and op in ("<", ">"):
+        # (compared unsigned too: the counter's bits step by one modulo 2^bits, so a strict
+        # bound is met before they wrap, as `k < 0` / `k > 2^bits - 1` never holds)
         return None
+    if unsigned is not None:
+        # an unsigned comparison (Triton promotes an int32 beside a uint32 to uint32): the
+        # counter wraps at 0 and 2^bits - 1, not at the ends of i32, so `k >= 0; k -= 1` of a
+        # uint32 `k` never ends (`icmp uge k, 0` always holds), nor `k <= -1; k += 1` (the -1 is
+        # 2^32 - 1 there): only a bound known when the kernel is read whose last value stays
+        # inside the unsigned range shows an end
+        bits = 64 if unsigned == "uint64" else 32
+        if e is not None:
+            eu = e % (1 << bits)
+            last = eu + c if op in ("<=", ">=") else eu - (1 if up else -1) + c
+            if 0 <= last < (1 << bits):
+                return None
+        edge = f"2^{bits} - 1" if up else "0"
+        return (f"`{py}` is compared with `{walker.src(bound)}` unsigned (as a {unsigned}, "
+                f"as Triton promotes them), so its step {c} against `{op}` may carry it past "
+                f"{edge}, where it wraps and the condition holds again (a step of 1 against "
+                f"`<`, of -1 against `>`, never wraps)")
     if e is not None:
         last = e + c if op in ("<=", ">=") else e - (1 if up else -1) + c
         if I32_MIN <= last <= I32_MAX:

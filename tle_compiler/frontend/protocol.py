@@ -4587,6 +4587,9 @@ class PrologueWalker(Walker):
                 loc = node.loc
                 ph = self.k.params.reserve(("var", name, loc.file, loc.line, loc.column), py, loc)
                 runtime = True
+            unsigned = self.tile_dtype(value.node) if value.node is not None else None
+            if unsigned in ("uint32", "uint64"):
+                self.k.unsigned_params[ph] = unsigned
             value = Sym(py, ph, self.src(value.node) if value.node is not None else py, runtime)
         self.env[name] = value
 

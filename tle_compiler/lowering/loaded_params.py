@@ -25,7 +25,10 @@ through an ``*i32`` pointer, or cast it ``.to(tl.int32)``, whose value the verif
 then is (``.to(tl.int64)`` too: the frontend keys that cast apart and computes in i64). A value
 the kernel computes as a float (``n = N * 1.0``, which the frontend reads as an opaque integer
 param) or as an unsigned or narrow integer is refused whether or not it was loaded: at N = 1 the
-fp32 ``(n + 16777216) - 16777216`` is 0.0, where the verifier reads 1.
+fp32 ``(n + 16777216) - 16777216`` is 0.0, where the verifier reads 1. A fill has its dtype:
+``M = tl.full([], 0, tl.uint32) + N`` is a uint32, so ``if M - 1 >= 0:`` is an unsigned compare,
+true at N = 0, where ``if M >= 1:`` is not (a reader waiting under the first for a writer's
+commit under the second hung, "verified" before adversarial round 47).
 """
 
 from __future__ import annotations
@@ -105,7 +108,8 @@ def _join(a: dict, b: dict) -> dict:
 class _Types:
     """The type of each kernel-level name, from the signature, in the prologue's order."""
 
-    def __init__(self, kernel: K.Kernel, signature: dict, constexprs: frozenset):
+    def __init__(self, kernel: K.Kernel, signature: dict, constexprs: frozenset,
+                 untyped: bool = False):
         self.env: dict[str, Typed] = {}
         for p in kernel.params:
             t = signature.get(p.name)
@@ -113,6 +117,10 @@ class _Types:
                 self.env[p.name] = (WEAK, False)
             elif isinstance(t, str):
                 self.env[p.name] = (t, False)
+            elif untyped:
+                # no signature: an argument is read as an i32, as the verdict says (a pointer
+                # too: what is loaded through it is left unknown, not refused)
+                self.env[p.name] = ("i32", False)
 
     def block(self, body) -> None:
         for s in body:
@@ -185,6 +193,15 @@ class _Types:
             # a cast to i32 is the value the verifier's integer is; one to i64 the frontend keys
             # apart and computes in i64 (docs/semantics.md): either is no longer a raw load
             return t, loaded and t not in ("i32", "i64")
+        if name in ("full", "zeros"):
+            # a fill is of its dtype: `tl.full([], 5, tl.uint32) + N` is a uint32 (compared
+            # unsigned, and refused by Triton as a range bound or an mbarrier phase), `tl.full(
+            # [], 5, tl.float32) + N` an fp32 (adversarial round 47)
+            at = 2 if name == "full" else 1
+            dt = e.args[at] if len(e.args) > at else e.kw("dtype")
+            if isinstance(dt, K.DType):
+                return _sig_name(dt.name), loaded
+            return None, loaded
         if name in ("program_id", "num_programs", "arange"):
             return "i32", loaded
         if name in ("minimum", "maximum", "cdiv") and len(args) == 2:
@@ -234,14 +251,17 @@ def protocol_params(part: K.KPartition) -> list[str]:
     return [name for name, _ in part.bindings if name in used]
 
 
-def check_loaded_params(info, signature: dict) -> None:
+def check_loaded_params(info, signature: dict, untyped: bool = False) -> None:
     """Refuse a value that a partition's pipe events depend on and that is no integer the
     verifier models (module docstring): read from memory as anything but an i32, or computed as
-    a float, an unsigned or a narrow integer; ``signature``: the compile's argument types."""
+    a float, an unsigned or a narrow integer; ``signature``: the compile's argument types.
+    ``untyped``: there is none (tle-dump's read of a file without a DEFAULT_CONFIG signature):
+    the arguments are read as i32 and a load as a value of any type, so only what the kernel
+    itself computes as another type (a fill of an unsigned dtype, a float) is refused."""
     kir = getattr(info, "kir", None)
     if kir is None:
         return
-    types = _Types(kir, signature, frozenset(getattr(info, "constexprs", ())))
+    types = _Types(kir, signature, frozenset(getattr(info, "constexprs", ())), untyped)
     types.block(kir.prologue)
     tuples = {st.target: st.value for st in K.walk_stmts(kir.prologue)
               if isinstance(st, K.Assign) and isinstance(st.value, K.TupleExpr)}
@@ -259,7 +279,7 @@ def check_loaded_params(info, signature: dict) -> None:
         for param in protocol_params(part):
             for item in items_of(bindings[param]):
                 t, loaded = types.expr(item)
-                if not _refused(t, loaded):
+                if not _refused(t, loaded) or untyped and t is None:
                     continue
                 what = f"of type {t}" if t is not None else "of a type the lowering cannot tell"
                 text = f"'{item.id}'" if isinstance(item, K.Name) else "the value"
