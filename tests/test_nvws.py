@@ -76,10 +76,12 @@ def lowered(key: str, prog, stage_hints: bool = False) -> nvws.Lowered:
 
 
 def param_grid(prog, values=(0, 1, 2, 3, 5)) -> list[dict]:
-    names = [p.name for p in prog.params]
-    if len(names) > 2:
+    """Small values of the params, each within its domain (``N = tl.maximum(NT, 1)``: N >= 1)."""
+    if len(prog.params) > 2:
         values = (0, 1, 3)
-    return [dict(zip(names, v)) for v in itertools.product(values, repeat=len(names))]
+    per = [[v for v in values if p.contains(v)] for p in prog.params]
+    names = [p.name for p in prog.params]
+    return [dict(zip(names, v)) for v in itertools.product(*per)]
 
 
 def backedge_exits(prog) -> list[str]:
