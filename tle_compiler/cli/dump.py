@@ -621,20 +621,17 @@ def _check_float_constexprs(rep: KernelReport, loaded: Loaded, fixed: dict) -> N
     config = loaded.defaults.get(rep.program.name, {})
     read = {p.name for p in rep.program.params} | \
         {p.name for p in getattr(rep.program, "bases", ())}
-    free = sorted((names & read) - set(rep.specialised) - set(fixed) - set(config)
-                  - integer_constexprs(kir))
     # (a constexpr whose arithmetic the kernel uses where Triton takes no float, a loop bound
     # or a pointer's offset, is none either: constexpr_kinds.integer_arguments)
-    free = [n for n in free if n not in integer_arguments(kir)]
-    why = []
+    free = sorted((names & read) - set(rep.specialised) - set(fixed) - set(config)
+                  - integer_constexprs(kir) - integer_arguments(kir))
     if free:
-        why.append(f"{', '.join(free)}: a constexpr of no value here, which the protocol reads "
-                   f"and a launch may give as a float, where the check reads integers only; "
-                   f"give it a value in DEFAULT_CONFIG or with --param, or use it where Triton "
-                   f"takes only an integer, a range bound or a shape")
-    if why:
         rep.integer_names = tuple(free)
-        rep.integer_only = "; ".join(why)
+        rep.integer_only = (f"{', '.join(free)}: a constexpr of no value here, which the "
+                            f"protocol reads and a launch may give as a float, where the check "
+                            f"reads integers only; give it a value in DEFAULT_CONFIG or with "
+                            f"--param, or use it where Triton takes only an integer, a range "
+                            f"bound or a shape")
 
 
 def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dict[str, int],

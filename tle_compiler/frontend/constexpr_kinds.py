@@ -72,35 +72,53 @@ def _shape_names(shape, names: dict[str, str]) -> set[str]:
     return out
 
 
-def _uses(body, names: dict[str, str], found: set[str]) -> None:
-    """The arguments (``names``: a name of ``body`` -> the argument it holds) that the
-    statements of ``body`` every compile reaches use where Triton takes only integers."""
+def _reached(body, bound, expr) -> None:
+    """Calls ``bound(e)`` on every bound and step of a ``for`` loop and ``expr(e)`` on every
+    expression of the statements of ``body`` that every compile reaches (a ``tl.static_range``
+    body may be unrolled zero times; an ``if``'s branches may not be compiled; nothing after a
+    ``return`` in its block is)."""
     for s in body:
         if isinstance(s, K.For):
             for e in (s.start, s.stop, s.step):
-                if isinstance(e, K.Name) and e.id in names:
-                    found.add(names[e.id])
+                bound(e)
             for e in (s.start, s.stop, s.step):
-                _expr_uses(e, names, found)
-            if not s.static:  # a static_range body may be unrolled zero times
-                _uses(s.body, names, found)
+                expr(e)
+            if not s.static:
+                _reached(s.body, bound, expr)
         elif isinstance(s, K.While):
-            _expr_uses(s.cond, names, found)
-            _uses(s.body, names, found)
+            expr(s.cond)
+            _reached(s.body, bound, expr)
         elif isinstance(s, K.If):
-            _expr_uses(s.cond, names, found)  # the condition is compiled; the branches may not be
+            expr(s.cond)  # the condition is compiled; the branches may not be
         elif isinstance(s, (K.Assign, K.Eval)):
-            _expr_uses(s.value, names, found)
+            expr(s.value)
         elif isinstance(s, K.Return):
             if s.value is not None:
-                _expr_uses(s.value, names, found)
-            return  # Triton compiles nothing after a return in its block
+                expr(s.value)
+            return
 
 
-def _expr_uses(e, names: dict[str, str], found: set[str]) -> None:
+def _compiled(e, visit) -> None:
+    """Calls ``visit`` on ``e`` and on every subexpression of it every compile reaches (not
+    the operands of an ``and`` / ``or`` or a conditional expression: a constexpr condition
+    picks one)."""
     if isinstance(e, K.BoolOp) or isinstance(e, K.Op) and e.name == "ifexp":
-        return  # an operand may not be compiled (a constexpr condition picks one)
-    if isinstance(e, K.Op):
+        return
+    visit(e)
+    for c in K.children(e):
+        _compiled(c, visit)
+
+
+def _uses(body, names: dict[str, str], found: set[str]) -> None:
+    """The arguments (``names``: a name of ``body`` -> the argument it holds) that the
+    statements of ``body`` every compile reaches use where Triton takes only integers."""
+    def bound(e):
+        if isinstance(e, K.Name) and e.id in names:
+            found.add(names[e.id])
+
+    def visit(e):
+        if not isinstance(e, K.Op):
+            return
         if e.name == "tl.arange":
             ends = list(e.args[:2]) + [v for k, v in e.kwargs if k in ("start", "end")]
             found.update(names[x.id] for x in ends if isinstance(x, K.Name) and x.id in names)
@@ -109,8 +127,8 @@ def _expr_uses(e, names: dict[str, str], found: set[str]) -> None:
             if isinstance(shape, K.TupleExpr):
                 found.update(names[x.id] for x in shape.items
                              if isinstance(x, K.Name) and x.id in names)
-    for c in K.children(e):
-        _expr_uses(c, names, found)
+
+    _reached(body, bound, lambda e: _compiled(e, visit))
 
 
 #: the operators whose result is a float, or a refusal, where an operand is a float (Triton's
@@ -192,38 +210,17 @@ def _single_assigns(body) -> dict:
 
 def _integer_uses(body, scope: _Scope, found: set[str]) -> None:
     """The arguments that the statements of ``body`` every compile reaches use where Triton
-    takes no float."""
-    for s in body:
-        if isinstance(s, K.For):
-            for e in (s.start, s.stop, s.step):
-                found.update(_arith_names(e, scope))
-            for e in (s.start, s.stop, s.step):
-                _pointer_uses(e, scope, found)
-            if not s.static:
-                _integer_uses(s.body, scope, found)
-        elif isinstance(s, K.While):
-            _pointer_uses(s.cond, scope, found)
-            _integer_uses(s.body, scope, found)
-        elif isinstance(s, K.If):
-            _pointer_uses(s.cond, scope, found)
-        elif isinstance(s, (K.Assign, K.Eval)):
-            _pointer_uses(s.value, scope, found)
-        elif isinstance(s, K.Return):
-            if s.value is not None:
-                _pointer_uses(s.value, scope, found)
-            return
+    takes no float: a loop's bounds and step, and the pointer of a load, a store or an
+    atomic."""
+    def visit(e):
+        if isinstance(e, K.Op) and (e.name in ("tl.load", "tl.store") or
+                                    e.name.startswith("tl.atomic_")):
+            ptr = e.args[0] if e.args else e.kw("pointer")
+            if ptr is not None:
+                found.update(_arith_names(ptr, scope))
 
-
-def _pointer_uses(e, scope: _Scope, found: set[str]) -> None:
-    if isinstance(e, K.BoolOp) or isinstance(e, K.Op) and e.name == "ifexp":
-        return  # an operand may not be compiled
-    if isinstance(e, K.Op) and (e.name in ("tl.load", "tl.store") or
-                                e.name.startswith("tl.atomic_")):
-        ptr = e.args[0] if e.args else e.kw("pointer")
-        if ptr is not None:
-            found.update(_arith_names(ptr, scope))
-    for c in K.children(e):
-        _pointer_uses(c, scope, found)
+    _reached(body, lambda e: found.update(_arith_names(e, scope)),
+             lambda e: _compiled(e, visit))
 
 
 def _arith_names(e, scope: _Scope, depth: int = 24, seen: frozenset = frozenset()) -> set[str]:
