@@ -92,22 +92,28 @@ def test_the_refill_of_the_other_slot_does_not_wait_for_the_wgmma_reading_this_o
     assert params == {"N": 3} and not problems, problems
 
 
+#: the refill's store of tile t + 1 into the other slot (``_r_s4``: the slot its wgmma reads)
+REFILL_STORE = "r_v.index(_r_s7).store(nxt.to(gl.bfloat16))"
+
+
+def _violations(lk, src: str) -> list[str]:
+    """What the trace of ``src`` (the refill's generated code, edited) reports, at N = 3."""
+    tr = trace_gluon(src, lk.gen.kernel, {}, {c: lk.constexprs[c] for c in lk.info.constexprs},
+                     release_rings=release_rings_of(lk.gen.plans), pins={"N": 3})
+    return [v for p in tr.partitions for v in p.violations]
+
+
 def test_the_trace_flags_a_store_into_the_slot_an_inflight_wgmma_reads():
     """The generated code edited to store into the slot the wgmma reads (its wait's stage
     variable instead of the acquire's): the trace reports the store, naming the ring and the
     stage; the generated code as it is has no such report."""
     lk = LoweredKernel((str(OVERLAP), "refill"), {})
     src = lk.gen.source
-    store = "r_v.index(_r_s7).store(nxt.to(gl.bfloat16))"
-    assert src.count(store) == 1
-    cexp = {c: lk.constexprs[c] for c in lk.info.constexprs}
-    ok = trace_gluon(src, lk.gen.kernel, {}, cexp, release_rings=release_rings_of(lk.gen.plans),
-                     pins={"N": 3})
-    assert not [v for p in ok.partitions for v in p.violations]
-    bad = src.replace(store, store.replace("_r_s7", "_r_s4"))
-    tr = trace_gluon(bad, lk.gen.kernel, {}, cexp, release_rings=release_rings_of(lk.gen.plans),
-                     pins={"N": 3})
-    found = [v for p in tr.partitions for v in p.violations if "store into" in v]
+    assert src.count(REFILL_STORE) == 1
+    assert not _violations(lk, src)
+    found = [v for v in _violations(lk, src.replace(REFILL_STORE,
+                                                    REFILL_STORE.replace("_r_s7", "_r_s4")))
+             if "store into" in v]
     assert found and "store into r_v at stage 0" in found[0] and "t=0" in found[0], found
 
 
@@ -128,14 +134,11 @@ def test_the_trace_flags_a_tma_copy_into_the_slot_an_inflight_wgmma_reads():
     copy into the slot the wgmma reads is reported; into the other slot, not."""
     lk = LoweredKernel((str(OVERLAP), "refill"), {})
     src = "from triton.experimental.gluon.language.nvidia.hopper import tma\n" + lk.gen.source
-    store = "r_v.index(_r_s7).store(nxt.to(gl.bfloat16))"
     copy = "tma.async_copy_global_to_shared(v_ptr, [0, 0], r_full0.index(_r_s7), r_v.index({}))"
-    cexp = {c: lk.constexprs[c] for c in lk.info.constexprs}
 
     def violations(stage_var):
-        tr = trace_gluon(src.replace(store, copy.format(stage_var)), lk.gen.kernel, {}, cexp,
-                         release_rings=release_rings_of(lk.gen.plans), pins={"N": 3})
-        return [v for p in tr.partitions for v in p.violations if "store into" in v]
+        return [v for v in _violations(lk, src.replace(REFILL_STORE, copy.format(stage_var)))
+                if "store into" in v]
 
     assert not violations("_r_s7")
     found = violations("_r_s4")

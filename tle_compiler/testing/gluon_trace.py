@@ -1067,19 +1067,27 @@ class _Interpreter:
     def _check_release(self, key: str, stage, line: int, when: str, what: str) -> None:
         """A release hands ``stage`` (None: a named pipe's one slot) of every ring of the pipe
         (``release_rings[key]``) back to the writer: no wgmma reading it may be in flight."""
-        rings = self.release_rings[key]
+        got = self._inflight_reading(self.release_rings[key], stage)
+        if got:
+            w, hit = got
+            self.part.violations.append(
+                f"{self.part.function}: generated line {line}: release {what} "
+                f"({'at ' + when if when else 'outside loops'}) while the wgmma "
+                f"issued at generated line {w.line} "
+                f"({'at ' + w.when if w.when else 'outside loops'}) reading "
+                f"{', '.join(hit)}{'' if stage is None else f' at stage {stage}'} may still "
+                f"be in flight")
+
+    def _inflight_reading(self, rings, stage):
+        """``(wgmma, the rings of ``rings`` it reads)`` of the oldest wgmma in flight that
+        reads one of them at ``stage`` (None: any stage) or at a stage the interpreter cannot
+        tell, or None."""
         for w in self.inflight:
             hit = sorted(r for r, st in w.reads if r in rings and (stage is None or
                                                                  st in (None, stage)))
             if hit:
-                self.part.violations.append(
-                    f"{self.part.function}: generated line {line}: release {what} "
-                    f"({'at ' + when if when else 'outside loops'}) while the wgmma "
-                    f"issued at generated line {w.line} "
-                    f"({'at ' + w.when if w.when else 'outside loops'}) reading "
-                    f"{', '.join(hit)}{'' if stage is None else f' at stage {stage}'} may still "
-                    f"be in flight")
-                break
+                return w, hit
+        return None
 
     def _check_store(self, dst, node) -> None:
         """A register store into shared memory (``ring.index(stage).store(...)``, or a whole
@@ -1093,16 +1101,15 @@ class _Interpreter:
         smem = dst if isinstance(dst, Smem) else dst.base
         stage = (None if isinstance(dst, Smem) else
                  _ival(dst.stage) if _is_int(dst.stage) else None)
-        for w in self.inflight:
-            if any(r == smem.name and (stage is None or st in (None, stage)) for r, st in w.reads):
-                self.part.violations.append(
-                    f"{self.part.function}: generated line {node.lineno}: store into "
-                    f"{smem.name}{'' if stage is None else f' at stage {stage}'} "
-                    f"({'at ' + self.where() if self.where() else 'outside loops'}) while the "
-                    f"wgmma issued at generated line {w.line} "
-                    f"({'at ' + w.when if w.when else 'outside loops'}) reading it may still be "
-                    f"in flight")
-                break
+        got = self._inflight_reading({smem.name}, stage)
+        if got:
+            self.part.violations.append(
+                f"{self.part.function}: generated line {node.lineno}: store into "
+                f"{smem.name}{'' if stage is None else f' at stage {stage}'} "
+                f"({'at ' + self.where() if self.where() else 'outside loops'}) while the "
+                f"wgmma issued at generated line {got[0].line} "
+                f"({'at ' + got[0].when if got[0].when else 'outside loops'}) reading it may "
+                f"still be in flight")
 
     # ------------------------------------------------------------------ wgmma
     def wgmma(self, a, b, is_async: bool, node):
