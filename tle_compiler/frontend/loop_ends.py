@@ -159,6 +159,13 @@ def _unsigned_compare(walker, k: K.Expr, bound: K.Expr, kd: Optional[str],
     return None
 
 
+def _last_value(e: int, c: int, op: str, up: bool) -> int:
+    """The farthest value a counter stepping by ``c`` toward the bound ``e`` reaches when ``k op
+    e`` first fails: one step past the bound (``<=`` / ``>=``) or past the value before it
+    (``<`` / ``>``). The loop ends only if that value is in the counter's range."""
+    return e + c if op in ("<=", ">=") else e - (1 if up else -1) + c
+
+
 def _affine(v):
     """``v`` as an :class:`Aff` where it is a kernel argument or a symbolic param (its param)."""
     return Aff(Affine.of(v.param)) if isinstance(v, (KernelArg, Sym)) else v
@@ -244,9 +251,7 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
         # inside the unsigned range shows an end
         bits = 64 if unsigned == "uint64" else 32
         if e is not None:
-            eu = e % (1 << bits)
-            last = eu + c if op in ("<=", ">=") else eu - (1 if up else -1) + c
-            if 0 <= last < (1 << bits):
+            if 0 <= _last_value(e % (1 << bits), c, op, up) < (1 << bits):
                 return None
         edge = f"2^{bits} - 1" if up else "0"
         return (f"`{py}` is compared with `{walker.src(bound)}` unsigned (as a {unsigned}, "
@@ -254,8 +259,7 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
                 f"{edge}, where it wraps and the condition holds again (a step of 1 against "
                 f"`<`, of -1 against `>`, never wraps)")
     if e is not None:
-        last = e + c if op in ("<=", ">=") else e - (1 if up else -1) + c
-        if I32_MIN <= last <= I32_MAX:
+        if I32_MIN <= _last_value(e, c, op, up) <= I32_MAX:
             return None
     else:
         value = _affine(walker.eval_quiet(bound))
