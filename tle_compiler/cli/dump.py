@@ -1145,14 +1145,14 @@ def _translated(path: Path, info, kir, program: Program, cx: dict, sig: dict, pa
     untyped, as -p emit-gluon translates): from its KernelInfo ``info`` as --gluon lowers it
     (lowering/dumping.lowered), or, for a .kir kernel (``info`` None), from its kernel IR and
     protocol view ``program``, as -p emit-gluon lowers it. Raises the lowering's TleError."""
+    from ..frontend.budgets import with_budgets
     from ..lowering.codegen import generate
     from ..lowering.descriptors import signature_for_compile
 
     if info is not None:
-        if any(p.regs is None for p in info.partitions[1:]):
-            # register budgets written as expressions of constexprs are numbers only in a
-            # reading that binds them (lowering/compile.kernel_info_of reads it so too)
-            info = _bound_reading(path, info.name, cx) or info
+        # register budgets written as expressions of constexprs, evaluated with their values
+        # (lowering/compile.kernel_info_of does so too): the reading verified is the one lowered
+        info = with_budgets(info, cx)
         types = signature_for_compile(info, sig, cx) if sig else None
         return generate(info, cx, False, arg_types=types or None, params=params, bound=bound)
     from dataclasses import replace
@@ -1180,19 +1180,6 @@ def _params_of(k: Program, fixed: dict[str, int]) -> dict[str, int]:
 
     names = set(fixable(k))
     return {n: v for n, v in fixed.items() if n in names}
-
-
-def _bound_reading(path: Path, name: str, cx: dict):
-    """The kernel ``name`` read with its constexprs ``cx`` bound (bools too), from the text
-    tle-dump read (the frontend's cache of readings of that text builds only what the binding
-    folds), or None."""
-    from ..frontend.ast_reader import kernels_of_source
-
-    numbers = {k: v for k, v in cx.items() if isinstance(v, int)}
-    if not numbers:
-        return None
-    infos = kernels_of_source(_read_input(path), str(path), bind=numbers)
-    return next((i for i in infos if i.name == name), None)
 
 
 def _check_constexpr_values(loaded: Loaded, given: dict[str, int]) -> None:

@@ -140,32 +140,41 @@ class _Reading:
 
 def _branching_constexprs(built: Built) -> frozenset:
     """The constexpr arguments of the built kernels that a condition of an `if` around pipe
-    events or TMA copies reads by name (or through a partition parameter bound to one). A binding
-    of one folds that `if` in the kernel IR, as the protocol view folds it when it reads the
-    kernel specialised (protocol.py; around TMA copies it reads it only so: the `constexpr-if`
-    check), so that both see the same events in the same order. A condition that reaches a
-    constexpr otherwise (a name assigned from it, an expression passed to a partition) is caught
-    where the two views are compared (``_Reading.kernel_infos``)."""
-    out = set(built.budget_constexprs)  # and those the register budgets are expressions of
+    events or TMA copies reads by name (or through a partition parameter bound to one or to an
+    expression of them). A binding of one folds that `if` in the kernel IR, as the protocol view
+    folds it when it reads the kernel specialised (protocol.py; around TMA copies it reads it
+    only so: the `constexpr-if` check), so that both see the same events in the same order. A
+    condition that reaches a constexpr otherwise (a name assigned from it) is caught where the
+    two views are compared (``_Reading.kernel_infos``), which then builds again with every bound
+    constexpr folded."""
+    # (the register budgets' constexprs are not among them: frontend/budgets.py evaluates a
+    # budget with their values in whatever reading is lowered, so binding them builds nothing)
+    out: set[str] = set()
     for _, kern in built.kernels:
         cx = {p.name for p in kern.params if p.constexpr}
-        bodies = [({n: n for n in cx}, kern.prologue)]
+        bodies = [({n: {n} for n in cx}, kern.prologue)]
         for part in kern.partitions:
-            local = {n: e.id for n, e in part.bindings if isinstance(e, K.Name) and e.id in cx}
+            # a parameter bound to a constexpr or to an expression of constexprs (`BALANCE +
+            # RUN - 1`): a condition reading it reads each of them
+            local = {n: read for n, e in part.bindings
+                     if (read := {x.id for x in K.walk_expr(e)
+                                  if isinstance(x, K.Name) and x.id in cx})}
             bodies.append((local, part.body))
         for names, body in bodies:
+            def read(e: K.Expr) -> set[str]:
+                return {c for x in K.walk_expr(e) if isinstance(x, K.Name) and x.id in names
+                        for c in names[x.id]}
+
             for st in K.walk_stmts(body):
                 if isinstance(st, K.If) and (_has_events(st.then) or _has_events(st.orelse)):
-                    out.update(names[e.id] for e in K.walk_expr(st.cond)
-                               if isinstance(e, K.Name) and e.id in names)
+                    out |= read(st.cond)
                 # a conditional expression the protocol view decides (`1 if SKIP else 0`): the
                 # build binding its constexprs keeps only the operand that runs, which the
                 # lowering can translate (it has no conditional expressions)
                 for x in K.stmt_exprs(st):
                     for e in K.walk_expr(x):
                         if isinstance(e, K.Op) and e.name == "ifexp":
-                            out.update(names[n.id] for n in K.walk_expr(e.args[0])
-                                       if isinstance(n, K.Name) and n.id in names)
+                            out |= read(e.args[0])
     return frozenset(out)
 
 
@@ -268,7 +277,7 @@ def _kernel_info(built: Built, fdef: ast.FunctionDef, kern: K.Kernel, path: str,
                       tuple(p.name for p in kern.params if p.constexpr), pipes, tuple(infos),
                       {b.name: SharedBuffer(tuple(b.shape), b.dtype) for b in kern.buffers},
                       dict(built.module.scope.constants), a.values, a.param_args, a.assumptions,
-                      kir=kern)
+                      kir=kern, budgets=built.budget_exprs.get(kern.name))
 
 
 # ----------------------------------------------------------------------------------------------

@@ -665,8 +665,9 @@ class Builder(BuildRules, ConstexprRules):
         self.constexpr_params: set = set()  # the kernel being built's constexpr params
         self.kernel_name = ""  # the kernel being built's name
         self.param_names: set = set()  # all of its params
-        #: constexprs the register budgets of warp_specialize are expressions of (left unbound)
-        self.budget_constexprs: set = set()
+        #: the register budgets written as expressions of unbound constexprs (each a KIR
+        #: expression) and where the list is, or None
+        self.budget_exprs: Optional[tuple] = None
         self.out: list[K.Stmt] = []
         self.frames: list[Frame] = []
         self.counter = 0
@@ -3490,13 +3491,14 @@ class Builder(BuildRules, ConstexprRules):
         regs_given = int_list(regs_node)
         if isinstance(regs_node, (ast.List, ast.Tuple)) and regs_given is not None:
             # A register budget written as an expression of constexprs (`224 + 8 * TMA`) is a
-            # number once they are bound: the generic build leaves the budgets out (the protocol
-            # does not read them) and the reader builds the kernel again for each binding of
-            # those constexprs (ast_reader._Reading.built_for), as for an `if` around TMA copies.
+            # number once they are bound: a build that leaves them free leaves the budgets out
+            # (the protocol does not read them) and records their expressions, which the
+            # lowering evaluates with the launch's values (frontend/budgets.py).
             names = {n.id for e in regs_node.elts for n in ast.walk(e)
                      if isinstance(n, ast.Name) and n.id in self.constexpr_params}
             if names and any(isinstance(r, Unevaluated) for r in regs_given):
-                self.budget_constexprs |= names
+                self.budget_exprs = (tuple(self.value(e) for e in regs_node.elts),
+                                     self.loc(regs_node))
                 regs_given = None
         warps, regs = validate_warp_specialize(len(entries), int_list(warps_node),
                                                regs_given, self.loc(ws), arg_locs)
@@ -3874,9 +3876,11 @@ class Built:
     cache: "ModuleCache"
     module: Module
     kernels: list[tuple[ast.FunctionDef, K.Kernel]]
-    #: constexprs a kernel's register budgets are expressions of, unbound in this build (its
-    #: budgets are left out; a build binding them has them)
-    budget_constexprs: frozenset = frozenset()
+    #: by kernel name, the register budgets written as expressions of constexprs this build
+    #: leaves unbound (its partitions have none; a build binding them has numbers): KIR
+    #: expressions and the list's location (Builder's ``budget_exprs``), for
+    #: frontend/budgets.py to evaluate with the constexprs' values
+    budget_exprs: dict = field(default_factory=dict)
 
     def sources(self) -> dict[str, str]:
         """The source of every module read, by the file name its locations carry."""
@@ -3898,7 +3902,7 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
     for local in m.imports:  # a name the file imports must exist (Python raises ImportError)
         builder.imported(m, local)
     out = []
-    budget: set = set()
+    exprs: dict = {}
     nested = nested_kernel(m.scope, m.tree)
     kernel_defs = kernel_def_lines(m.scope, m.tree)
     if nested is not None and (name is None or nested[0].name == name):
@@ -3997,8 +4001,9 @@ def build(path: Union[str, os.PathLike], name: Optional[str] = None,
             kern = b.kernel(st, dec)
             check_generated_names(kern, m)
             out.append((st, kern))
-            budget |= b.budget_constexprs
-    return Built(cache, m, out, frozenset(budget))
+            if b.budget_exprs is not None:
+                exprs[kern.name] = b.budget_exprs
+    return Built(cache, m, out, exprs)
 
 
 def build_file(path: Union[str, os.PathLike], name: Optional[str] = None,

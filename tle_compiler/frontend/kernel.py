@@ -56,6 +56,10 @@ class KernelInfo:
     # the tle.assume comparisons of the kernel body, in order (a launch checks those of arguments)
     assumptions: tuple[Assumption, ...] = ()
     kir: Optional[K.Kernel] = field(default=None, repr=False, compare=False)
+    #: register budgets written as expressions of constexprs this reading left free: each worker
+    #: partition's as a kernel IR expression, and the budget list's location (frontend/budgets.py
+    #: evaluates them); None when the budgets are numbers or absent
+    budgets: Optional[tuple] = field(default=None, repr=False, compare=False)
 
     @property
     def field_specs(self) -> dict[str, tuple[FieldSpec, ...]]:

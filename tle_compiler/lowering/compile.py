@@ -69,6 +69,7 @@ def kernel_info_of(kernel, constexprs: Optional[dict] = None):
     prove at those values while its specialised reading is proved, or at least not rejected
     (:func:`verified_reading`): the reading ``tle-dump --param`` verifies."""
     from ..frontend import SPECIALIZABLE, KernelInfo, read_kernels
+    from ..frontend.budgets import with_budgets
 
     if isinstance(kernel, KernelInfo):
         return kernel
@@ -98,13 +99,10 @@ def kernel_info_of(kernel, constexprs: Optional[dict] = None):
         info = _read_specialised(read, bind, with_bools)
     else:
         info = verified_reading(info, read, with_bools, constexprs)
-    if any(p.regs is None for p in info.partitions[1:]):
-        # a register budget written as an expression of constexprs (`224 + 8 * WIDE`, or of a
-        # bool one: `8 * (1 - BALANCE)`, Triton's constexpr arithmetic) is a number only in a
-        # reading that binds them
-        if numbers:
-            return read(numbers)
-    return info
+    # a register budget written as an expression of constexprs (`224 + 8 * WIDE`, or of a bool
+    # one: `8 * (1 - BALANCE)`, Triton's constexpr arithmetic) evaluated with their values, in
+    # the reading verified (tle-dump lowers the same)
+    return with_budgets(info, numbers)
 
 
 def _read_specialised(read, bind: dict, with_bools: dict):

@@ -49,9 +49,9 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
     L0: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L1: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    _block_rows40_r = ((rb * 64) + gl.arange(0, 64, layout=L0))
+    _block_rows40_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0))
     r = gl.where((_block_rows40_r < n_rows), _block_rows40_r, 0)
-    keep_q = (((rb * 64) + gl.arange(0, 64, layout=L0)) < n_rows)[:, None]
+    keep_q = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0)) < n_rows)[:, None]
     cb = b0
     csl = sl0
     pp = pp0
@@ -143,9 +143,9 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows106_r = ((rb * 64) + gl.arange(0, 64, layout=L0))
+    _block_rows106_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0))
     r = gl.where((_block_rows106_r < n_rows), _block_rows106_r, 0)
-    keep = (((rb * 64) + gl.arange(0, 64, layout=L0)) < n_rows)
+    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0)) < n_rows)
     _q_tail_of108__t109 = b0.to(gl.int64)
     _q_row_ptrs110_q_base = (q_ptr + (_q_tail_of108__t109 * stride_q_b))
     _q_tail_of108_rows = (_q_row_ptrs110_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
@@ -157,9 +157,9 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     pp = pp0
     left = left0
     whole = whole0
-    ref = gl.full((64,), float('-inf'), gl.float32, layout=L0)
-    l_i = gl.full((64,), 0, gl.float32, layout=L0)
-    acc = gl.full((64, D_HALF), 0, gl.float32, layout=L3)
+    ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L0)
+    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L0)
+    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
     acc = warpgroup_mma_init(acc)  # in flight across the back-edge
     for p in range(NP):
         mbarrier.wait(q_full0.index(0), (p) & 1)
@@ -185,12 +185,45 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), _scores0114_s, is_async=True)
         _scores0114__t135 = _acc6
         _scores0114_s = _scores0114__t135
-        _row_limit136_lim = (csl + (r * 0))
-        _scores0114_lim = _row_limit136_lim
-        _scores0114_pos = (((2 * pp) * BK) + _scores0114_offs_k)
-        acc, _scores0114_s, _a4 = warpgroup_mma_wait(0, deps=[acc, _scores0114_s, _a4])  # _scores0114_s is read
-        _scores0114__t137 = gl.where((_scores0114_pos[None, :] < _scores0114_lim[:, None]), _scores0114_s, float('-inf'))
-        _scores0114_s = _scores0114__t137
+        acc, _scores0114_s, _a4 = warpgroup_mma_wait(0, deps=[acc, _scores0114_s, _a4])  # _scores0114_s read in both branches of the if
+        if CAUSAL:
+            _needs_mask136_end = (((2 * pp) + 1) * BK)
+            if CAUSAL:
+                _needs_mask136__t137 = gl.minimum(((csl - s_q) + 1), csl)
+                _needs_mask136_first = _needs_mask136__t137
+            else:
+                _needs_mask136_first = csl
+            if (_needs_mask136_end > _needs_mask136_first):
+                if CAUSAL:
+                    _row_limit138__t139 = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+                    _row_limit138_lim = _row_limit138__t139
+                else:
+                    _row_limit138_lim = (csl + (r * 0))
+                _scores0114_lim = _row_limit138_lim
+                _page_shift140_tile = (2 * pp)
+                _page_shift140_n = ((csl - 0) - (_page_shift140_tile * BK))
+                _page_shift140__t141 = gl.where((_page_shift140_n > BK), BK, _page_shift140_n)
+                _page_shift140__t142 = gl.where((_page_shift140_n < 0), 0, _page_shift140__t141)
+                _page_shift140_n = _page_shift140__t142
+                _masked_by_position143_tile = (2 * pp)
+                _masked_by_position143_shift = (_page_shift140_n - BK)
+                _masked_by_position143_offs_k = gl.arange(0, BK, layout=L2)
+                if CAUSAL:
+                    _masked_by_position143_keep = ((_masked_by_position143_offs_k >= (-_masked_by_position143_shift))[None, :] & ((_masked_by_position143_shift + _masked_by_position143_offs_k)[None, :] < (_scores0114_lim - (0 + (_masked_by_position143_tile * BK)))[:, None]))
+                else:
+                    _masked_by_position143_keep = (_masked_by_position143_offs_k >= (-_masked_by_position143_shift))[None, :]
+                _masked_by_position143__t145 = gl.where(_masked_by_position143_keep, _scores0114_s, float('-inf'))
+                _scores0114_s = _masked_by_position143__t145
+        else:
+            if CAUSAL:
+                _row_limit146__t147 = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+                _row_limit146_lim = _row_limit146__t147
+            else:
+                _row_limit146_lim = (csl + (r * 0))
+            _scores0114_lim = _row_limit146_lim
+            _scores0114_pos = (((2 * pp) * BK) + _scores0114_offs_k)
+            _scores0114__t148 = gl.where((_scores0114_pos[None, :] < _scores0114_lim[:, None]), _scores0114_s, float('-inf'))
+            _scores0114_s = _scores0114__t148
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
         s = _scores0114_s
         mbarrier.arrive(q_empty0.index(0), count=1)
@@ -200,147 +233,147 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request139_nb = (cb + 1)
-            _next_request139__t140 = gl.load((seqlens_ptr + _next_request139_nb))
-            _next_request139_nsl = _next_request139__t140
-            _request_pairs141__t142 = gl.maximum((((((_next_request139_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request139_nb
-            csl = _next_request139_nsl
+            _next_request150_nb = (cb + 1)
+            _next_request150__t151 = gl.load((seqlens_ptr + _next_request150_nb))
+            _next_request150_nsl = _next_request150__t151
+            _request_pairs152__t153 = gl.maximum((((((_next_request150_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request150_nb
+            csl = _next_request150_nsl
             pp = gl.to_tensor(0)
-            left = _request_pairs141__t142
+            left = _request_pairs152__t153
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of143__t144 = cb.to(gl.int64)
-            _q_row_ptrs145_q_base = (q_ptr + (_q_tail_of143__t144 * stride_q_b))
-            _q_tail_of143_rows = (_q_row_ptrs145_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of143_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of143__t148 = _v7
-            q_tail = _q_tail_of143__t148
-        _update0149__t150 = gl.max(s, 1)
-        _update0149_mx0 = (_update0149__t150 * qk_scale)
-        max0_m.index(0).store(_update0149_mx0)
+            _q_tail_of154__t155 = cb.to(gl.int64)
+            _q_row_ptrs156_q_base = (q_ptr + (_q_tail_of154__t155 * stride_q_b))
+            _q_tail_of154_rows = (_q_row_ptrs156_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of154_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of154__t159 = _v7
+            q_tail = _q_tail_of154__t159
+        _update0160__t161 = gl.max(s, 1)
+        _update0160_mx0 = (_update0160__t161 * qk_scale)
+        max0_m.index(0).store(_update0160_mx0)
         gl.inline_asm_elementwise("bar.arrive 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.commit: named barrier, no empty side
-        _lazy_ref155__t156 = gl.where((_update0149_mx0 > (ref + TAU)), _update0149_mx0, ref)
-        _update0149_r0 = _lazy_ref155__t156
-        _shift_of157__t158 = gl.where((_update0149_r0 == float('-inf')), 0.0, _update0149_r0)
-        _update0149_r0_use = _shift_of157__t158
-        _update0149__t159 = gl.exp2((ref - _update0149_r0_use))
-        _update0149_alpha0 = _update0149__t159
-        _update0149__t160 = gl.exp2(((s * qk_scale) - _update0149_r0_use[:, None]))
-        _update0149_p0 = _update0149__t160
-        _update0149__t161 = gl.sum(_update0149_p0, 1)
-        _update0149_sum0 = _update0149__t161
-        _update0149__t162 = _tle_scale_rows_lazy32(acc, gl.convert_layout(_update0149_alpha0[:, None], L3))
-        _update0149_acc = _update0149__t162
-        _update0149__t163 = _update0149_p0.to(gl.bfloat16)
-        _a8 = gl.convert_layout(_update0149__t163, L6)
-        _acc9 = warpgroup_mma(_a8, kv0_kv_l.index(_z2), _update0149_acc, is_async=True)
-        _update0149__t166 = _acc9
-        _update0149_acc = _update0149__t166
-        _update0149_acc, _a8 = warpgroup_mma_wait(0, deps=[_update0149_acc, _a8])  # kv0.release: a wgmma may still read the slot
+        _lazy_ref166__t167 = gl.where((_update0160_mx0 > (ref + TAU)), _update0160_mx0, ref)
+        _update0160_r0 = _lazy_ref166__t167
+        _shift_of168__t169 = gl.where((_update0160_r0 == float('-inf')), 0.0, _update0160_r0)
+        _update0160_r0_use = _shift_of168__t169
+        _update0160__t170 = gl.exp2((ref - _update0160_r0_use))
+        _update0160_alpha0 = _update0160__t170
+        _update0160__t171 = gl.exp2(((s * qk_scale) - _update0160_r0_use[:, None]))
+        _update0160_p0 = _update0160__t171
+        _update0160__t172 = gl.sum(_update0160_p0, 1)
+        _update0160_sum0 = _update0160__t172
+        _update0160__t173 = _tle_scale_rows_lazy32(acc, gl.convert_layout(_update0160_alpha0[:, None], L3))
+        _update0160_acc = _update0160__t173
+        _update0160__t174 = _update0160_p0.to(gl.bfloat16)
+        _a8 = gl.convert_layout(_update0160__t174, L6)
+        _acc9 = warpgroup_mma(_a8, kv0_kv_l.index(_z2), _update0160_acc, is_async=True)
+        _update0160__t177 = _acc9
+        _update0160_acc = _update0160__t177
+        _update0160_acc, _a8 = warpgroup_mma_wait(0, deps=[_update0160_acc, _a8])  # kv0.release: a wgmma may still read the slot
         mbarrier.arrive(kv0_empty0.index(0), count=1)
         gl.inline_asm_elementwise("bar.sync 14, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max1.wait: named barrier
         _v10 = max1_m.index(0).load(L0)
-        _update0149__t170 = _v10
-        _update0149_r_new = _update0149__t170
+        _update0160__t181 = _v10
+        _update0160_r_new = _update0160__t181
         "named release: max1"
-        _shift_of172__t173 = gl.where((_update0149_r_new == float('-inf')), 0.0, _update0149_r_new)
-        _update0149_r_use = _shift_of172__t173
-        _rebase174__t175 = gl.exp2((_update0149_r0 - _update0149_r_use))
-        _rebase174__t176 = gl.where((_update0149_r0 == float('-inf')), 1.0, _rebase174__t175)
-        _update0149_beta = _rebase174__t176
-        _update0149__t179 = _tle_scale_rows_lazy32(_update0149_p0, _update0149_beta[:, None])
-        _update0149__t180 = _update0149__t179.to(gl.bfloat16)
-        prob0_sS.index(0).store(_update0149__t180)
-        prob0_row_sum.index(0).store(_update0149_sum0)
+        _shift_of183__t184 = gl.where((_update0160_r_new == float('-inf')), 0.0, _update0160_r_new)
+        _update0160_r_use = _shift_of183__t184
+        _rebase185__t186 = gl.exp2((_update0160_r0 - _update0160_r_use))
+        _rebase185__t187 = gl.where((_update0160_r0 == float('-inf')), 1.0, _rebase185__t186)
+        _update0160_beta = _rebase185__t187
+        _update0160__t190 = _tle_scale_rows_lazy32(_update0160_p0, _update0160_beta[:, None])
+        _update0160__t191 = _update0160__t190.to(gl.bfloat16)
+        prob0_sS.index(0).store(_update0160__t191)
+        prob0_row_sum.index(0).store(_update0160_sum0)
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         gl.inline_asm_elementwise("bar.arrive 13, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob0.commit: named barrier, no empty side
-        _update0149__t185 = _tle_scale_rows_lazy32(_update0149_acc, gl.convert_layout(_update0149_beta[:, None], L3))
-        _update0149_acc = _update0149__t185
+        _update0160__t196 = _tle_scale_rows_lazy32(_update0160_acc, gl.convert_layout(_update0160_beta[:, None], L3))
+        _update0160_acc = _update0160__t196
         gl.inline_asm_elementwise("bar.sync 12, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob1.wait: named barrier
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _acc11 = warpgroup_mma(prob1_sS.index(_z2), kv1l_kv_l.index(_z2), _update0149_acc, is_async=True)
-        _update0149__t192 = _acc11
-        _update0149_acc = _update0149__t192
+        _acc11 = warpgroup_mma(prob1_sS.index(_z2), kv1l_kv_l.index(_z2), _update0160_acc, is_async=True)
+        _update0160__t203 = _acc11
+        _update0160_acc = _update0160__t203
         _v12 = prob1_row_sum.index(0).load(L0)
-        _update0149__t194 = _v12
-        _update0149_sum1 = _update0149__t194
-        _update0149_l_i = ((((l_i * _update0149_alpha0) + _update0149_sum0) * _update0149_beta) + _update0149_sum1)
-        acc = _update0149_acc
-        l_i = _update0149_l_i
-        ref = _update0149_r_new
+        _update0160__t205 = _v12
+        _update0160_sum1 = _update0160__t205
+        _update0160_l_i = ((((l_i * _update0160_alpha0) + _update0160_sum0) * _update0160_beta) + _update0160_sum1)
+        acc = _update0160_acc
+        l_i = _update0160_l_i
+        ref = _update0160_r_new
         if ends:
-            _normalized195_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            _normalized206_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-            acc = (acc * gl.convert_layout(_normalized195_inv_l[:, None], L3))
-            _flush_segment196_h_q = (h_kv * heads_per_kv)
+            acc = (acc * gl.convert_layout(_normalized206_inv_l[:, None], L3))
+            _flush_segment207_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment196__t197 = pb.to(gl.int64)
-                _row_offsets198_stride_s = (_flush_segment196_h_q * D_MAIN)
-                _store_half199_half_base = (out_ptr + (_flush_segment196__t197 * ((s_q * _flush_segment196_h_q) * D_MAIN)))
-                _store_half199_o_row = (((r // heads_per_kv) * _row_offsets198_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half199__t200 = acc.to(gl.bfloat16)
-                if (((rb * 64) + 64) <= n_rows):
-                    _tle_store_acc(((_store_half199_half_base + _store_half199_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half199__t200, L4))  # 16-byte stores (lowering/acc_store.py)
+                _flush_segment207__t208 = pb.to(gl.int64)
+                _row_offsets209_stride_s = (_flush_segment207_h_q * D_MAIN)
+                _store_half210_half_base = (out_ptr + (_flush_segment207__t208 * ((s_q * _flush_segment207_h_q) * D_MAIN)))
+                _store_half210_o_row = (((r // heads_per_kv) * _row_offsets209_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half210__t211 = acc.to(gl.bfloat16)
+                if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
+                    _tle_store_acc(((_store_half210_half_base + _store_half210_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half210__t211, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half199_half_base + _store_half199_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half199__t200, L4), mask=keep[:, None])
-                _flush_segment196__t206 = pb.to(gl.int64)
-                _store_lse208_l_ptrs = ((lse_ptr + (_flush_segment196__t206 * (_flush_segment196_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-                _lse_of209__t210 = gl.log2(l_i)
-                _lse_of209__t211 = gl.where((l_i > 0), ((_lse_of209__t210 + ref) * LN2), float('inf'))
-                gl.store(_store_lse208_l_ptrs, _lse_of209__t211, mask=keep)
+                    gl.store(((_store_half210_half_base + _store_half210_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half210__t211, L4), mask=keep[:, None])
+                _flush_segment207__t217 = pb.to(gl.int64)
+                _store_lse219_l_ptrs = ((lse_ptr + (_flush_segment207__t217 * (_flush_segment207_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+                _lse_of220__t221 = gl.log2(l_i)
+                _lse_of220__t222 = gl.where((l_i > 0), ((_lse_of220__t221 + ref) * LN2), float('inf'))
+                gl.store(_store_lse219_l_ptrs, _lse_of220__t222, mask=keep)
             else:
-                _flush_segment196__t213 = gl.program_id(1)
-                _flush_segment196__t214 = (pb + _flush_segment196__t213).to(gl.int64)
-                _flush_segment196_slot = _flush_segment196__t214
-                _row_offsets215_stride_s = (_flush_segment196_h_q * D_MAIN)
-                _store_half216_half_base = (opart_ptr + (_flush_segment196_slot * ((s_q * _flush_segment196_h_q) * D_MAIN)))
-                _store_half216_o_row = (((r // heads_per_kv) * _row_offsets215_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half216_half_base + _store_half216_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
-                _store_lse220_l_ptrs = ((lpart_ptr + (_flush_segment196_slot * (s_q * _flush_segment196_h_q))) + (((r // heads_per_kv) * _flush_segment196_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-                _part_lse_of221__t222 = gl.log2(l_i)
-                _part_lse_of221__t223 = gl.where((l_i > 0), ((_part_lse_of221__t222 + ref) * LN2), float('-inf'))
-                gl.store(_store_lse220_l_ptrs, _part_lse_of221__t223, mask=keep)
-            acc = gl.full((64, D_HALF), 0, gl.float32, layout=L3)
-            ref = gl.full((64,), float('-inf'), gl.float32, layout=L0)
-            l_i = gl.full((64,), 0, gl.float32, layout=L0)
+                _flush_segment207__t224 = gl.program_id(1)
+                _flush_segment207__t225 = (pb + _flush_segment207__t224).to(gl.int64)
+                _flush_segment207_slot = _flush_segment207__t225
+                _row_offsets226_stride_s = (_flush_segment207_h_q * D_MAIN)
+                _store_half227_half_base = (opart_ptr + (_flush_segment207_slot * ((s_q * _flush_segment207_h_q) * D_MAIN)))
+                _store_half227_o_row = (((r // heads_per_kv) * _row_offsets226_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half227_half_base + _store_half227_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _store_lse231_l_ptrs = ((lpart_ptr + (_flush_segment207_slot * (s_q * _flush_segment207_h_q))) + (((r // heads_per_kv) * _flush_segment207_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+                _part_lse_of232__t233 = gl.log2(l_i)
+                _part_lse_of232__t234 = gl.where((l_i > 0), ((_part_lse_of232__t233 + ref) * LN2), float('-inf'))
+                gl.store(_store_lse231_l_ptrs, _part_lse_of232__t234, mask=keep)
+            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
+            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L0)
+            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L0)
             acc = warpgroup_mma_init(acc)  # the if branch keeps the wgmmas in flight at the if
     acc = warpgroup_mma_wait(0, deps=[acc])  # loop exit: wgmmas carried by the loop
     if (NP > 0):
         "named release: prob1"
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-        _normalized225__t226 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized225_inv_l = _normalized225__t226
-        _flush_segment227_out = (acc * gl.convert_layout(_normalized225_inv_l[:, None], L3))
-        _flush_segment227_h_q = (h_kv * heads_per_kv)
+        _normalized236__t237 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized236_inv_l = _normalized236__t237
+        _flush_segment238_out = (acc * gl.convert_layout(_normalized236_inv_l[:, None], L3))
+        _flush_segment238_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment227__t228 = cb.to(gl.int64)
-            _row_offsets229_stride_s = (_flush_segment227_h_q * D_MAIN)
-            _store_half230_half_base = (out_ptr + (_flush_segment227__t228 * ((s_q * _flush_segment227_h_q) * D_MAIN)))
-            _store_half230_o_row = (((r // heads_per_kv) * _row_offsets229_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half230__t231 = _flush_segment227_out.to(gl.bfloat16)
-            if (((rb * 64) + 64) <= n_rows):
-                _tle_store_acc(((_store_half230_half_base + _store_half230_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half230__t231, L4))  # 16-byte stores (lowering/acc_store.py)
+            _flush_segment238__t239 = cb.to(gl.int64)
+            _row_offsets240_stride_s = (_flush_segment238_h_q * D_MAIN)
+            _store_half241_half_base = (out_ptr + (_flush_segment238__t239 * ((s_q * _flush_segment238_h_q) * D_MAIN)))
+            _store_half241_o_row = (((r // heads_per_kv) * _row_offsets240_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half241__t242 = _flush_segment238_out.to(gl.bfloat16)
+            if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
+                _tle_store_acc(((_store_half241_half_base + _store_half241_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half241__t242, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half230_half_base + _store_half230_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half230__t231, L4), mask=keep[:, None])
-            _flush_segment227__t237 = cb.to(gl.int64)
-            _store_lse239_l_ptrs = ((lse_ptr + (_flush_segment227__t237 * (_flush_segment227_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-            _lse_of240__t241 = gl.log2(l_i)
-            _lse_of240__t242 = gl.where((l_i > 0), ((_lse_of240__t241 + ref) * LN2), float('inf'))
-            gl.store(_store_lse239_l_ptrs, _lse_of240__t242, mask=keep)
+                gl.store(((_store_half241_half_base + _store_half241_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half241__t242, L4), mask=keep[:, None])
+            _flush_segment238__t248 = cb.to(gl.int64)
+            _store_lse250_l_ptrs = ((lse_ptr + (_flush_segment238__t248 * (_flush_segment238_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+            _lse_of251__t252 = gl.log2(l_i)
+            _lse_of251__t253 = gl.where((l_i > 0), ((_lse_of251__t252 + ref) * LN2), float('inf'))
+            gl.store(_store_lse250_l_ptrs, _lse_of251__t253, mask=keep)
         else:
-            _flush_segment227__t244 = gl.program_id(1)
-            _flush_segment227__t245 = (cb + _flush_segment227__t244).to(gl.int64)
-            _flush_segment227_slot = _flush_segment227__t245
-            _row_offsets246_stride_s = (_flush_segment227_h_q * D_MAIN)
-            _store_half247_half_base = (opart_ptr + (_flush_segment227_slot * ((s_q * _flush_segment227_h_q) * D_MAIN)))
-            _store_half247_o_row = (((r // heads_per_kv) * _row_offsets246_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half247_half_base + _store_half247_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment227_out, L4), mask=keep[:, None])
-            _store_lse251_l_ptrs = ((lpart_ptr + (_flush_segment227_slot * (s_q * _flush_segment227_h_q))) + (((r // heads_per_kv) * _flush_segment227_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-            _part_lse_of252__t253 = gl.log2(l_i)
-            _part_lse_of252__t254 = gl.where((l_i > 0), ((_part_lse_of252__t253 + ref) * LN2), float('-inf'))
-            gl.store(_store_lse251_l_ptrs, _part_lse_of252__t254, mask=keep)
+            _flush_segment238__t255 = gl.program_id(1)
+            _flush_segment238__t256 = (cb + _flush_segment238__t255).to(gl.int64)
+            _flush_segment238_slot = _flush_segment238__t256
+            _row_offsets257_stride_s = (_flush_segment238_h_q * D_MAIN)
+            _store_half258_half_base = (opart_ptr + (_flush_segment238_slot * ((s_q * _flush_segment238_h_q) * D_MAIN)))
+            _store_half258_o_row = (((r // heads_per_kv) * _row_offsets257_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half258_half_base + _store_half258_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment238_out, L4), mask=keep[:, None])
+            _store_lse262_l_ptrs = ((lpart_ptr + (_flush_segment238_slot * (s_q * _flush_segment238_h_q))) + (((r // heads_per_kv) * _flush_segment238_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+            _part_lse_of263__t264 = gl.log2(l_i)
+            _part_lse_of263__t265 = gl.where((l_i > 0), ((_part_lse_of263__t264 + ref) * LN2), float('-inf'))
+            gl.store(_store_lse262_l_ptrs, _part_lse_of263__t265, mask=keep)
 
 
 @gluon.jit
@@ -358,55 +391,63 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
     L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows256_r = ((rb * 64) + gl.arange(0, 64, layout=L0))
-    r = gl.where((_block_rows256_r < n_rows), _block_rows256_r, 0)
-    keep = (((rb * 64) + gl.arange(0, 64, layout=L0)) < n_rows)
-    _q_tail_of258__t259 = b0.to(gl.int64)
-    _q_row_ptrs260_q_base = (q_ptr + (_q_tail_of258__t259 * stride_q_b))
-    _q_tail_of258_rows = (_q_row_ptrs260_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of258_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of258__t263 = _v1
-    q_tail = _q_tail_of258__t263
+    _block_rows267_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0))
+    r = gl.where((_block_rows267_r < n_rows), _block_rows267_r, 0)
+    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0)) < n_rows)
+    _q_tail_of269__t270 = b0.to(gl.int64)
+    _q_row_ptrs271_q_base = (q_ptr + (_q_tail_of269__t270 * stride_q_b))
+    _q_tail_of269_rows = (_q_row_ptrs271_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of269_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of269__t274 = _v1
+    q_tail = _q_tail_of269__t274
     cb = b0
     csl = sl0
     pp = pp0
     left = left0
     whole = whole0
-    ref = gl.full((64,), float('-inf'), gl.float32, layout=L0)
-    l_i = gl.full((64,), 0, gl.float32, layout=L0)
-    acc = gl.full((64, D_HALF), 0, gl.float32, layout=L3)
+    ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L0)
+    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L0)
+    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
     for p in range(NP):
         mbarrier.wait(q_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _scores1264_offs_k = gl.arange(0, BK, layout=L2)
+        _scores1275_offs_k = gl.arange(0, BK, layout=L2)
         mbarrier.wait(kv1_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [p], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
         _acc3 = warpgroup_mma(q_q_r.index(_z2), kv1_kv_r.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L4), use_acc=False, is_async=True)
-        _scores1264__t272 = _acc3
-        _scores1264_s = _scores1264__t272
+        _scores1275__t283 = _acc3
+        _scores1275_s = _scores1275__t283
         _a4 = gl.convert_layout(q_tail, L5)
-        _acc5 = warpgroup_mma(_a4, kv1_tkv.index(_z2).permute((1, 0)), _scores1264_s, is_async=True)
-        _scores1264__t276 = _acc5
-        _scores1264_s = _scores1264__t276
+        _acc5 = warpgroup_mma(_a4, kv1_tkv.index(_z2).permute((1, 0)), _scores1275_s, is_async=True)
+        _scores1275__t287 = _acc5
+        _scores1275_s = _scores1275__t287
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), _scores1264_s, is_async=True)
-        _scores1264__t283 = _acc6
-        _scores1264_s = _scores1264__t283
-        _needs_mask284_end = (((2 * pp) + 2) * BK)
-        _needs_mask284_first = csl
-        if (_needs_mask284_end > csl):
-            _row_limit285_lim = (csl + (r * 0))
-            _scores1264_lim = _row_limit285_lim
-            _scores1264_pos = ((((2 * pp) + 1) * BK) + _scores1264_offs_k)
-            _scores1264_s, _a4 = warpgroup_mma_wait(0, deps=[_scores1264_s, _a4])  # _scores1264_s is read
-            _scores1264__t286 = gl.where((_scores1264_pos[None, :] < _scores1264_lim[:, None]), _scores1264_s, float('-inf'))
-            _scores1264_s = _scores1264__t286
-            _scores1264_s = warpgroup_mma_init(_scores1264_s)  # the if branch keeps the wgmmas in flight at the if
-        _scores1264_s, _a4 = warpgroup_mma_wait(0, deps=[_scores1264_s, _a4])  # kv1l.release: a wgmma may still read the slot
+        _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), _scores1275_s, is_async=True)
+        _scores1275__t294 = _acc6
+        _scores1275_s = _scores1275__t294
+        _needs_mask295_end = (((2 * pp) + 2) * BK)
+        if CAUSAL:
+            _needs_mask295__t296 = gl.minimum(((csl - s_q) + 1), csl)
+            _needs_mask295_first = _needs_mask295__t296
+        else:
+            _needs_mask295_first = csl
+        if (_needs_mask295_end > _needs_mask295_first):
+            if CAUSAL:
+                _row_limit297__t298 = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+                _row_limit297_lim = _row_limit297__t298
+            else:
+                _row_limit297_lim = (csl + (r * 0))
+            _scores1275_lim = _row_limit297_lim
+            _scores1275_pos = ((((2 * pp) + 1) * BK) + _scores1275_offs_k)
+            _scores1275_s, _a4 = warpgroup_mma_wait(0, deps=[_scores1275_s, _a4])  # _scores1275_s is read
+            _scores1275__t299 = gl.where((_scores1275_pos[None, :] < _scores1275_lim[:, None]), _scores1275_s, float('-inf'))
+            _scores1275_s = _scores1275__t299
+            _scores1275_s = warpgroup_mma_init(_scores1275_s)  # the if branch keeps the wgmmas in flight at the if
+        _scores1275_s, _a4 = warpgroup_mma_wait(0, deps=[_scores1275_s, _a4])  # kv1l.release: a wgmma may still read the slot
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-        s = _scores1264_s
+        s = _scores1275_s
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
         pwhole = whole
@@ -414,131 +455,131 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request288_nb = (cb + 1)
-            _next_request288__t289 = gl.load((seqlens_ptr + _next_request288_nb))
-            _next_request288_nsl = _next_request288__t289
-            _request_pairs290__t291 = gl.maximum((((((_next_request288_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request288_nb
-            csl = _next_request288_nsl
+            _next_request301_nb = (cb + 1)
+            _next_request301__t302 = gl.load((seqlens_ptr + _next_request301_nb))
+            _next_request301_nsl = _next_request301__t302
+            _request_pairs303__t304 = gl.maximum((((((_next_request301_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request301_nb
+            csl = _next_request301_nsl
             pp = gl.to_tensor(0)
-            left = _request_pairs290__t291
+            left = _request_pairs303__t304
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of292__t293 = cb.to(gl.int64)
-            _q_row_ptrs294_q_base = (q_ptr + (_q_tail_of292__t293 * stride_q_b))
-            _q_tail_of292_rows = (_q_row_ptrs294_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of292_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of292__t297 = _v7
-            q_tail = _q_tail_of292__t297
-        _update1298__t299 = gl.max(s, 1)
-        _update1298_mx1 = (_update1298__t299 * qk_scale)
+            _q_tail_of305__t306 = cb.to(gl.int64)
+            _q_row_ptrs307_q_base = (q_ptr + (_q_tail_of305__t306 * stride_q_b))
+            _q_tail_of305_rows = (_q_row_ptrs307_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of305_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of305__t310 = _v7
+            q_tail = _q_tail_of305__t310
+        _update1311__t312 = gl.max(s, 1)
+        _update1311_mx1 = (_update1311__t312 * qk_scale)
         gl.inline_asm_elementwise("bar.sync 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.wait: named barrier
         _v8 = max0_m.index(0).load(L0)
-        _update1298__t302 = _v8
-        _update1298_mx0 = _update1298__t302
+        _update1311__t315 = _v8
+        _update1311_mx0 = _update1311__t315
         "named release: max0"
-        _lazy_ref304__t305 = gl.where((_update1298_mx0 > (ref + TAU)), _update1298_mx0, ref)
-        _update1298_r0 = _lazy_ref304__t305
-        _lazy_ref306__t307 = gl.where((_update1298_mx1 > (_update1298_r0 + TAU)), _update1298_mx1, _update1298_r0)
-        _update1298_r_new = _lazy_ref306__t307
-        max1_m.index(0).store(_update1298_r_new)
+        _lazy_ref317__t318 = gl.where((_update1311_mx0 > (ref + TAU)), _update1311_mx0, ref)
+        _update1311_r0 = _lazy_ref317__t318
+        _lazy_ref319__t320 = gl.where((_update1311_mx1 > (_update1311_r0 + TAU)), _update1311_mx1, _update1311_r0)
+        _update1311_r_new = _lazy_ref319__t320
+        max1_m.index(0).store(_update1311_r_new)
         gl.inline_asm_elementwise("bar.arrive 14, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max1.commit: named barrier, no empty side
-        _shift_of312__t313 = gl.where((_update1298_r0 == float('-inf')), 0.0, _update1298_r0)
-        _update1298_r0_use = _shift_of312__t313
-        _shift_of314__t315 = gl.where((_update1298_r_new == float('-inf')), 0.0, _update1298_r_new)
-        _update1298_r_use = _shift_of314__t315
-        _update1298__t316 = gl.exp2((ref - _update1298_r0_use))
-        _update1298_alpha0 = _update1298__t316
-        _rebase317__t318 = gl.exp2((_update1298_r0 - _update1298_r_use))
-        _rebase317__t319 = gl.where((_update1298_r0 == float('-inf')), 1.0, _rebase317__t318)
-        _update1298_beta = _rebase317__t319
-        _update1298__t320 = gl.exp2(((s * qk_scale) - _update1298_r_use[:, None]))
-        _update1298_p1 = _update1298__t320
-        _update1298__t321 = gl.sum(_update1298_p1, 1)
-        _update1298_sum1 = _update1298__t321
-        _update1298__t322 = _update1298_p1.to(gl.bfloat16)
-        _update1298_p1 = _update1298__t322
-        prob1_sS.index(0).store(_update1298_p1)
-        prob1_row_sum.index(0).store(_update1298_sum1)
+        _shift_of325__t326 = gl.where((_update1311_r0 == float('-inf')), 0.0, _update1311_r0)
+        _update1311_r0_use = _shift_of325__t326
+        _shift_of327__t328 = gl.where((_update1311_r_new == float('-inf')), 0.0, _update1311_r_new)
+        _update1311_r_use = _shift_of327__t328
+        _update1311__t329 = gl.exp2((ref - _update1311_r0_use))
+        _update1311_alpha0 = _update1311__t329
+        _rebase330__t331 = gl.exp2((_update1311_r0 - _update1311_r_use))
+        _rebase330__t332 = gl.where((_update1311_r0 == float('-inf')), 1.0, _rebase330__t331)
+        _update1311_beta = _rebase330__t332
+        _update1311__t333 = gl.exp2(((s * qk_scale) - _update1311_r_use[:, None]))
+        _update1311_p1 = _update1311__t333
+        _update1311__t334 = gl.sum(_update1311_p1, 1)
+        _update1311_sum1 = _update1311__t334
+        _update1311__t335 = _update1311_p1.to(gl.bfloat16)
+        _update1311_p1 = _update1311__t335
+        prob1_sS.index(0).store(_update1311_p1)
+        prob1_row_sum.index(0).store(_update1311_sum1)
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         gl.inline_asm_elementwise("bar.arrive 12, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob1.commit: named barrier, no empty side
-        _update1298__t329 = gl.exp2((ref - _update1298_r_use))
-        _update1298__t330 = _tle_scale_rows_lazy32(acc, gl.convert_layout(_update1298__t329[:, None], L3))
-        _update1298_acc = _update1298__t330
-        _a9 = gl.convert_layout(_update1298_p1, L6)
-        _acc10 = warpgroup_mma(_a9, kv1_kv_r.index(_z2), _update1298_acc, is_async=True)
-        _update1298__t333 = _acc10
-        _update1298_acc = _update1298__t333
+        _update1311__t342 = gl.exp2((ref - _update1311_r_use))
+        _update1311__t343 = _tle_scale_rows_lazy32(acc, gl.convert_layout(_update1311__t342[:, None], L3))
+        _update1311_acc = _update1311__t343
+        _a9 = gl.convert_layout(_update1311_p1, L6)
+        _acc10 = warpgroup_mma(_a9, kv1_kv_r.index(_z2), _update1311_acc, is_async=True)
+        _update1311__t346 = _acc10
+        _update1311_acc = _update1311__t346
         gl.inline_asm_elementwise("bar.sync 13, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob0.wait: named barrier
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _acc11 = warpgroup_mma(prob0_sS.index(_z2), kv0r_kv_r.index(_z2), _update1298_acc, is_async=True)
-        _update1298__t340 = _acc11
-        _update1298_acc = _update1298__t340
+        _acc11 = warpgroup_mma(prob0_sS.index(_z2), kv0r_kv_r.index(_z2), _update1311_acc, is_async=True)
+        _update1311__t353 = _acc11
+        _update1311_acc = _update1311__t353
         _v12 = prob0_row_sum.index(0).load(L0)
-        _update1298__t342 = _v12
-        _update1298_sum0 = _update1298__t342
+        _update1311__t355 = _v12
+        _update1311_sum0 = _update1311__t355
         _a9 = warpgroup_mma_wait(1, deps=[_a9])  # kv1.release: a wgmma may still read the slot
         mbarrier.arrive(kv1_empty0.index(0), count=1)
-        _update1298_acc = warpgroup_mma_wait(0, deps=[_update1298_acc])  # prob0.release: a wgmma may still read the slot
+        _update1311_acc = warpgroup_mma_wait(0, deps=[_update1311_acc])  # prob0.release: a wgmma may still read the slot
         "named release: prob0"
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
-        _update1298_l_i = ((((l_i * _update1298_alpha0) + _update1298_sum0) * _update1298_beta) + _update1298_sum1)
-        acc = _update1298_acc
-        l_i = _update1298_l_i
-        ref = _update1298_r_new
+        _update1311_l_i = ((((l_i * _update1311_alpha0) + _update1311_sum0) * _update1311_beta) + _update1311_sum1)
+        acc = _update1311_acc
+        l_i = _update1311_l_i
+        ref = _update1311_r_new
         if ends:
-            _normalized346_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized346_inv_l[:, None], L3))
-            _flush_segment347_out_ptr = (out_ptr + D_HALF)
-            _flush_segment347_opart_ptr = (opart_ptr + D_HALF)
-            _flush_segment347_h_q = (h_kv * heads_per_kv)
+            _normalized359_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized359_inv_l[:, None], L3))
+            _flush_segment360_out_ptr = (out_ptr + D_HALF)
+            _flush_segment360_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment360_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment347__t348 = pb.to(gl.int64)
-                _row_offsets349_stride_s = (_flush_segment347_h_q * D_MAIN)
-                _store_half350_half_base = (_flush_segment347_out_ptr + (_flush_segment347__t348 * ((s_q * _flush_segment347_h_q) * D_MAIN)))
-                _store_half350_o_row = (((r // heads_per_kv) * _row_offsets349_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half350__t351 = acc.to(gl.bfloat16)
-                if (((rb * 64) + 64) <= n_rows):
-                    _tle_store_acc(((_store_half350_half_base + _store_half350_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half350__t351, L4))  # 16-byte stores (lowering/acc_store.py)
+                _flush_segment360__t361 = pb.to(gl.int64)
+                _row_offsets362_stride_s = (_flush_segment360_h_q * D_MAIN)
+                _store_half363_half_base = (_flush_segment360_out_ptr + (_flush_segment360__t361 * ((s_q * _flush_segment360_h_q) * D_MAIN)))
+                _store_half363_o_row = (((r // heads_per_kv) * _row_offsets362_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half363__t364 = acc.to(gl.bfloat16)
+                if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
+                    _tle_store_acc(((_store_half363_half_base + _store_half363_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half363__t364, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half350_half_base + _store_half350_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half350__t351, L4), mask=keep[:, None])
+                    gl.store(((_store_half363_half_base + _store_half363_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half363__t364, L4), mask=keep[:, None])
             else:
-                _flush_segment347__t357 = gl.program_id(1)
-                _flush_segment347__t358 = (pb + _flush_segment347__t357).to(gl.int64)
-                _flush_segment347_slot = _flush_segment347__t358
-                _row_offsets359_stride_s = (_flush_segment347_h_q * D_MAIN)
-                _store_half360_half_base = (_flush_segment347_opart_ptr + (_flush_segment347_slot * ((s_q * _flush_segment347_h_q) * D_MAIN)))
-                _store_half360_o_row = (((r // heads_per_kv) * _row_offsets359_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half360_half_base + _store_half360_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
-            acc = gl.full((64, D_HALF), 0, gl.float32, layout=L3)
-            ref = gl.full((64,), float('-inf'), gl.float32, layout=L0)
-            l_i = gl.full((64,), 0, gl.float32, layout=L0)
+                _flush_segment360__t370 = gl.program_id(1)
+                _flush_segment360__t371 = (pb + _flush_segment360__t370).to(gl.int64)
+                _flush_segment360_slot = _flush_segment360__t371
+                _row_offsets372_stride_s = (_flush_segment360_h_q * D_MAIN)
+                _store_half373_half_base = (_flush_segment360_opart_ptr + (_flush_segment360_slot * ((s_q * _flush_segment360_h_q) * D_MAIN)))
+                _store_half373_o_row = (((r // heads_per_kv) * _row_offsets372_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half373_half_base + _store_half373_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
+            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L0)
+            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L0)
     if (NP > 0):
-        _normalized363__t364 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized363_inv_l = _normalized363__t364
-        _flush_segment365_out = (acc * gl.convert_layout(_normalized363_inv_l[:, None], L3))
-        _flush_segment365_out_ptr = (out_ptr + D_HALF)
-        _flush_segment365_opart_ptr = (opart_ptr + D_HALF)
-        _flush_segment365_h_q = (h_kv * heads_per_kv)
+        _normalized376__t377 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized376_inv_l = _normalized376__t377
+        _flush_segment378_out = (acc * gl.convert_layout(_normalized376_inv_l[:, None], L3))
+        _flush_segment378_out_ptr = (out_ptr + D_HALF)
+        _flush_segment378_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment378_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment365__t366 = cb.to(gl.int64)
-            _row_offsets367_stride_s = (_flush_segment365_h_q * D_MAIN)
-            _store_half368_half_base = (_flush_segment365_out_ptr + (_flush_segment365__t366 * ((s_q * _flush_segment365_h_q) * D_MAIN)))
-            _store_half368_o_row = (((r // heads_per_kv) * _row_offsets367_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half368__t369 = _flush_segment365_out.to(gl.bfloat16)
-            if (((rb * 64) + 64) <= n_rows):
-                _tle_store_acc(((_store_half368_half_base + _store_half368_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half368__t369, L4))  # 16-byte stores (lowering/acc_store.py)
+            _flush_segment378__t379 = cb.to(gl.int64)
+            _row_offsets380_stride_s = (_flush_segment378_h_q * D_MAIN)
+            _store_half381_half_base = (_flush_segment378_out_ptr + (_flush_segment378__t379 * ((s_q * _flush_segment378_h_q) * D_MAIN)))
+            _store_half381_o_row = (((r // heads_per_kv) * _row_offsets380_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half381__t382 = _flush_segment378_out.to(gl.bfloat16)
+            if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
+                _tle_store_acc(((_store_half381_half_base + _store_half381_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half381__t382, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half368_half_base + _store_half368_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half368__t369, L4), mask=keep[:, None])
+                gl.store(((_store_half381_half_base + _store_half381_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half381__t382, L4), mask=keep[:, None])
         else:
-            _flush_segment365__t375 = gl.program_id(1)
-            _flush_segment365__t376 = (cb + _flush_segment365__t375).to(gl.int64)
-            _flush_segment365_slot = _flush_segment365__t376
-            _row_offsets377_stride_s = (_flush_segment365_h_q * D_MAIN)
-            _store_half378_half_base = (_flush_segment365_opart_ptr + (_flush_segment365_slot * ((s_q * _flush_segment365_h_q) * D_MAIN)))
-            _store_half378_o_row = (((r // heads_per_kv) * _row_offsets377_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half378_half_base + _store_half378_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment365_out, L4), mask=keep[:, None])
+            _flush_segment378__t388 = gl.program_id(1)
+            _flush_segment378__t389 = (cb + _flush_segment378__t388).to(gl.int64)
+            _flush_segment378_slot = _flush_segment378__t389
+            _row_offsets390_stride_s = (_flush_segment378_h_q * D_MAIN)
+            _store_half391_half_base = (_flush_segment378_opart_ptr + (_flush_segment378_slot * ((s_q * _flush_segment378_h_q) * D_MAIN)))
+            _store_half391_o_row = (((r // heads_per_kv) * _row_offsets390_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half391_half_base + _store_half391_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment378_out, L4), mask=keep[:, None])
 
 
 @gluon.jit
@@ -547,7 +588,7 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     L1: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     _row_block_item1_n_rows = (s_q * heads_per_kv)
-    _row_block_item1_n_rb = (((_row_block_item1_n_rows + 64) - 1) // 64)
+    _row_block_item1_n_rb = (((_row_block_item1_n_rows + BLOCK_H) - 1) // BLOCK_H)
     _row_block_item1_item = gl.program_id(0)
     n_rows = _row_block_item1_n_rows
     rb = (_row_block_item1_item % _row_block_item1_n_rb)

@@ -1,0 +1,58 @@
+"""Register budgets written as expressions of constexprs, evaluated for a launch's values.
+
+``worker_num_regs=[224 + 8 * TMA, 224]`` is a number only once TMA has one. The protocol does not
+read budgets, so a reading that leaves TMA free keeps them out (PartitionInfo.regs None) and
+records each as a kernel IR expression (KernelInfo.budgets, built by build.py). The lowering needs
+numbers: :func:`with_budgets` evaluates the expressions with the constexprs' values (Triton's
+constexpr arithmetic, which is Python's; a bool is the integer Triton reads it as) and checks them
+as ``warp_specialize`` checks literal budgets. The reading that was verified is the one lowered:
+no second reading binds the budget's constexprs for the lowering alone."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Mapping
+
+from ..diagnostics import TleError
+from ..ir import kernel as K
+from ..language.gpu import validate_warp_specialize
+from .folding import fold
+from .kernel import KernelInfo
+
+
+def with_budgets(info: KernelInfo, values: Mapping[str, object]) -> KernelInfo:
+    """``info`` with the register budget of each worker partition a number, evaluated from its
+    expression with the constexpr ``values`` (an info whose budgets are numbers, or that has
+    none, comes back as it is). Raises TleError (check "bad-warp-specialize") at the budget list
+    when a constexpr it reads has no value or a budget is out of setmaxnreg's range."""
+    if info.budgets is None or all(p.regs is not None for p in info.partitions[1:]):
+        return info
+    exprs, loc = info.budgets
+    numbers = {k: int(v) for k, v in values.items()
+               if isinstance(v, int)}  # bools too, as Triton reads them
+    regs = []
+    for e in exprs:
+        missing = sorted({x.id for x in K.walk_expr(e) if isinstance(x, K.Name)} - set(numbers))
+        if missing:
+            raise TleError(f"warp_specialize: a register budget reads constexpr "
+                           f"{', '.join(missing)}, which has no value here (give it in "
+                           f"DEFAULT_CONFIG or at the launch)", loc, check="bad-warp-specialize")
+        v = fold(_bound(e, numbers))
+        regs.append(int(v) if isinstance(v, bool) else v)
+    _, checked = validate_warp_specialize(len(info.partitions),
+                                          [p.warps for p in info.partitions[1:]], regs, loc,
+                                          {"regs": loc})
+    workers = tuple(replace(p, regs=r) for p, r in zip(info.partitions[1:], checked))
+    return replace(info, partitions=(info.partitions[0], *workers))
+
+
+def _bound(e: K.Expr, numbers: Mapping[str, int]) -> K.Expr:
+    """``e`` with each constexpr name replaced by its value (the arithmetic a budget is written
+    in: names, constants, unary and binary operators, comparisons)."""
+    if isinstance(e, K.Name):
+        return K.Const(numbers[e.id], e.loc)
+    if isinstance(e, K.UnaryOp):
+        return replace(e, operand=_bound(e.operand, numbers))
+    if isinstance(e, (K.BinOp, K.Compare)):
+        return replace(e, lhs=_bound(e.lhs, numbers), rhs=_bound(e.rhs, numbers))
+    return e
