@@ -34,6 +34,7 @@ from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.nodes import Loc, Module, walk_events
 from ..language.gpu import SharedBuffer
+from .budgets import with_budgets
 from .build import Built, build
 from .context import FieldSpec, PipeInfo
 from .import_order import import_failure, parse_python
@@ -115,6 +116,8 @@ class _Reading:
                          for fdef, kern in built.kernels]
             for info in infos:
                 _refuse_disagreement(info)
+            # register budgets of the constexprs bound here, as numbers (frontend/budgets.py)
+            infos = [with_budgets(i, bind or {}) for i in infos]
             # Python must be able to import the module: a name imported must be bound when the
             # import runs (modules that import each other), every module imported must exist,
             # no top-level statement may always raise (import_order.py). Checked once the

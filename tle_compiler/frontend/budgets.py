@@ -5,7 +5,8 @@ read budgets, so a reading that leaves TMA free keeps them out (PartitionInfo.re
 records each as a kernel IR expression (KernelInfo.budgets, built by build.py). The lowering needs
 numbers: :func:`with_budgets` evaluates the expressions with the constexprs' values (Triton's
 constexpr arithmetic, which is Python's; a bool is the integer Triton reads it as) and checks them
-as ``warp_specialize`` checks literal budgets. The reading that was verified is the one lowered:
+as ``warp_specialize`` checks literal budgets. A reading with those constexprs bound
+(``read_kernels(bind=...)``) has its budgets evaluated so. The reading that was verified is the one lowered:
 no second reading binds the budget's constexprs for the lowering alone."""
 
 from __future__ import annotations
@@ -22,21 +23,19 @@ from .kernel import KernelInfo
 
 def with_budgets(info: KernelInfo, values: Mapping[str, object]) -> KernelInfo:
     """``info`` with the register budget of each worker partition a number, evaluated from its
-    expression with the constexpr ``values`` (an info whose budgets are numbers, or that has
-    none, comes back as it is). Raises TleError (check "bad-warp-specialize") at the budget list
-    when a constexpr it reads has no value or a budget is out of setmaxnreg's range."""
+    expression with the constexpr ``values``. An info whose budgets are numbers, or that has
+    none, or one a constexpr of whose budgets has no value in ``values`` comes back as it is
+    (the lowering refuses a partition without a budget, naming it). Raises TleError (check
+    "bad-warp-specialize") at the budget list when a budget is out of setmaxnreg's range."""
     if info.budgets is None or all(p.regs is not None for p in info.partitions[1:]):
         return info
     exprs, loc = info.budgets
     numbers = {k: int(v) for k, v in values.items()
                if isinstance(v, int)}  # bools too, as Triton reads them
+    if any(isinstance(x, K.Name) and x.id not in numbers for e in exprs for x in K.walk_expr(e)):
+        return info
     regs = []
     for e in exprs:
-        missing = sorted({x.id for x in K.walk_expr(e) if isinstance(x, K.Name)} - set(numbers))
-        if missing:
-            raise TleError(f"warp_specialize: a register budget reads constexpr "
-                           f"{', '.join(missing)}, which has no value here (give it in "
-                           f"DEFAULT_CONFIG or at the launch)", loc, check="bad-warp-specialize")
         v = fold(_bound(e, numbers))
         regs.append(int(v) if isinstance(v, bool) else v)
     _, checked = validate_warp_specialize(len(info.partitions),

@@ -50,9 +50,9 @@ def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, st
     L0: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L1: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
-    _block_rows40_r = ((rb * 64) + gl.arange(0, 64, layout=L0))
+    _block_rows40_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0))
     r = gl.where((_block_rows40_r < n_rows), _block_rows40_r, 0)
-    keep_q = (((rb * 64) + gl.arange(0, 64, layout=L0)) < n_rows)[:, None]
+    keep_q = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0)) < n_rows)[:, None]
     cb = b0
     csl = sl0
     pp = pp0
@@ -130,19 +130,17 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     TMA: gl.constexpr = 1
     BALANCE: gl.constexpr = 1
     WALK: gl.constexpr = 1
-    L0: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
+    L0: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L1: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
-    L3: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
-    L4: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
-    L5: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
-    L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
-    L7: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
-    L8: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
+    L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    L3: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
+    L4: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
+    L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
+    L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows88_r = ((rb * 64) + gl.arange(0, 64, layout=L0))
+    _block_rows88_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0))
     r = gl.where((_block_rows88_r < n_rows), _block_rows88_r, 0)
-    keep = (((rb * 64) + gl.arange(0, 64, layout=L0)) < n_rows)
+    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0)) < n_rows)
     _q_tail_of90__t91 = b0.to(gl.int64)
     _q_row_ptrs92_q_base = (q_ptr + (_q_tail_of90__t91 * stride_q_b))
     _q_tail_of90_rows = (_q_row_ptrs92_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
@@ -154,9 +152,9 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
     pp = pp0
     left = left0
     whole = whole0
-    ref = gl.full((64,), float('-inf'), gl.float32, layout=L3)
-    l_i = gl.full((64,), 0, gl.float32, layout=L3)
-    acc = gl.full((64, D_HALF), 0, gl.float32, layout=L4)
+    ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L0)
+    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L0)
+    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
     acc = warpgroup_mma_init(acc)  # in flight across the back-edge
     for p in range(NP):
         mbarrier.wait(q_full0.index(0), (p) & 1)
@@ -164,10 +162,10 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         _scores096_offs_k = gl.arange(0, BK, layout=L1)
         mbarrier.wait(kv0_full0.index(0), (p) & 1)
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [p], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
-        _acc3 = warpgroup_mma(q_q_l.index(_z2), kv0_kv_l.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L5), use_acc=False, is_async=True)
+        _acc3 = warpgroup_mma(q_q_l.index(_z2), kv0_kv_l.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L4), use_acc=False, is_async=True)
         _scores096__t104 = _acc3
         _scores096_s = _scores096__t104
-        _a4 = gl.convert_layout(q_tail, L6)
+        _a4 = gl.convert_layout(q_tail, L5)
         _acc5 = warpgroup_mma(_a4, kv0_tkv.index(_z2).permute((1, 0)), _scores096_s, is_async=True)
         _scores096__t108 = _acc5
         _scores096_s = _scores096__t108
@@ -180,20 +178,56 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         _acc6 = warpgroup_mma(q_q_r.index(_z2), kv0r_kv_r.index(_z2).permute((1, 0)), _scores096_s, is_async=True)
         _scores096__t117 = _acc6
         _scores096_s = _scores096__t117
-        _row_limit118_lim = (csl + (r * 0))
-        _scores096_lim = _row_limit118_lim
-        _page_shift119_tile = (2 * pp)
-        _page_shift119_n = ((csl - 0) - (_page_shift119_tile * BK))
-        _page_shift119__t120 = gl.where((_page_shift119_n > BK), BK, _page_shift119_n)
-        _page_shift119__t121 = gl.where((_page_shift119_n < 0), 0, _page_shift119__t120)
-        _page_shift119_n = _page_shift119__t121
-        _masked_by_position122_tile = (2 * pp)
-        _masked_by_position122_shift = (_page_shift119_n - BK)
-        _masked_by_position122_offs_k = gl.arange(0, BK, layout=L7)
-        _masked_by_position122_keep = (_masked_by_position122_offs_k >= (-_masked_by_position122_shift))[None, :]
-        acc, _scores096_s, _a4 = warpgroup_mma_wait(0, deps=[acc, _scores096_s, _a4])  # _scores096_s is read
-        _masked_by_position122__t124 = gl.where(_masked_by_position122_keep, _scores096_s, float('-inf'))
-        _scores096_s = _masked_by_position122__t124
+        acc, _scores096_s, _a4 = warpgroup_mma_wait(0, deps=[acc, _scores096_s, _a4])  # _scores096_s read in both branches of the if
+        if CAUSAL:
+            _needs_mask118_end = (((2 * pp) + 1) * BK)
+            if CAUSAL:
+                _needs_mask118__t119 = gl.minimum(((csl - s_q) + 1), csl)
+                _needs_mask118_first = _needs_mask118__t119
+            else:
+                _needs_mask118_first = csl
+            if (_needs_mask118_end > _needs_mask118_first):
+                if CAUSAL:
+                    _row_limit120__t121 = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+                    _row_limit120_lim = _row_limit120__t121
+                else:
+                    _row_limit120_lim = (csl + (r * 0))
+                _scores096_lim = _row_limit120_lim
+                _page_shift122_tile = (2 * pp)
+                _page_shift122_n = ((csl - 0) - (_page_shift122_tile * BK))
+                _page_shift122__t123 = gl.where((_page_shift122_n > BK), BK, _page_shift122_n)
+                _page_shift122__t124 = gl.where((_page_shift122_n < 0), 0, _page_shift122__t123)
+                _page_shift122_n = _page_shift122__t124
+                _masked_by_position125_tile = (2 * pp)
+                _masked_by_position125_shift = (_page_shift122_n - BK)
+                _masked_by_position125_offs_k = gl.arange(0, BK, layout=L2)
+                if CAUSAL:
+                    _masked_by_position125_keep = ((_masked_by_position125_offs_k >= (-_masked_by_position125_shift))[None, :] & ((_masked_by_position125_shift + _masked_by_position125_offs_k)[None, :] < (_scores096_lim - (0 + (_masked_by_position125_tile * BK)))[:, None]))
+                else:
+                    _masked_by_position125_keep = (_masked_by_position125_offs_k >= (-_masked_by_position125_shift))[None, :]
+                _masked_by_position125__t127 = gl.where(_masked_by_position125_keep, _scores096_s, float('-inf'))
+                _scores096_s = _masked_by_position125__t127
+        else:
+            if CAUSAL:
+                _row_limit128__t129 = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+                _row_limit128_lim = _row_limit128__t129
+            else:
+                _row_limit128_lim = (csl + (r * 0))
+            _scores096_lim = _row_limit128_lim
+            _page_shift130_tile = (2 * pp)
+            _page_shift130_n = ((csl - 0) - (_page_shift130_tile * BK))
+            _page_shift130__t131 = gl.where((_page_shift130_n > BK), BK, _page_shift130_n)
+            _page_shift130__t132 = gl.where((_page_shift130_n < 0), 0, _page_shift130__t131)
+            _page_shift130_n = _page_shift130__t132
+            _masked_by_position133_tile = (2 * pp)
+            _masked_by_position133_shift = (_page_shift130_n - BK)
+            _masked_by_position133_offs_k = gl.arange(0, BK, layout=L2)
+            if CAUSAL:
+                _masked_by_position133_keep = ((_masked_by_position133_offs_k >= (-_masked_by_position133_shift))[None, :] & ((_masked_by_position133_shift + _masked_by_position133_offs_k)[None, :] < (_scores096_lim - (0 + (_masked_by_position133_tile * BK)))[:, None]))
+            else:
+                _masked_by_position133_keep = (_masked_by_position133_offs_k >= (-_masked_by_position133_shift))[None, :]
+            _masked_by_position133__t135 = gl.where(_masked_by_position133_keep, _scores096_s, float('-inf'))
+            _scores096_s = _masked_by_position133__t135
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
         s = _scores096_s
         mbarrier.arrive(q_empty0.index(0), count=1)
@@ -203,146 +237,146 @@ def consumer0(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request126_nb = (cb + 1)
-            _next_request126__t127 = gl.load((seqlens_ptr + _next_request126_nb))
-            _next_request126_nsl = _next_request126__t127
-            _request_pairs128__t129 = gl.maximum((((((_next_request126_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request126_nb
-            csl = _next_request126_nsl
+            _next_request137_nb = (cb + 1)
+            _next_request137__t138 = gl.load((seqlens_ptr + _next_request137_nb))
+            _next_request137_nsl = _next_request137__t138
+            _request_pairs139__t140 = gl.maximum((((((_next_request137_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request137_nb
+            csl = _next_request137_nsl
             pp = gl.to_tensor(0)
-            left = _request_pairs128__t129
+            left = _request_pairs139__t140
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of130__t131 = cb.to(gl.int64)
-            _q_row_ptrs132_q_base = (q_ptr + (_q_tail_of130__t131 * stride_q_b))
-            _q_tail_of130_rows = (_q_row_ptrs132_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of130_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of130__t135 = _v7
-            q_tail = _q_tail_of130__t135
-        _update0136__t137 = gl.max(s, 1)
-        _update0136_mx0 = (_update0136__t137 * qk_scale)
-        max0_m.index(0).store(_update0136_mx0)
+            _q_tail_of141__t142 = cb.to(gl.int64)
+            _q_row_ptrs143_q_base = (q_ptr + (_q_tail_of141__t142 * stride_q_b))
+            _q_tail_of141_rows = (_q_row_ptrs143_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of141_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of141__t146 = _v7
+            q_tail = _q_tail_of141__t146
+        _update0147__t148 = gl.max(s, 1)
+        _update0147_mx0 = (_update0147__t148 * qk_scale)
+        max0_m.index(0).store(_update0147_mx0)
         gl.inline_asm_elementwise("bar.arrive 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.commit: named barrier, no empty side
-        _lazy_ref142__t143 = gl.where((_update0136_mx0 > (ref + TAU)), _update0136_mx0, ref)
-        _update0136_r0 = _lazy_ref142__t143
-        _shift_of144__t145 = gl.where((_update0136_r0 == float('-inf')), 0.0, _update0136_r0)
-        _update0136_r0_use = _shift_of144__t145
-        _update0136__t146 = gl.exp2((ref - _update0136_r0_use))
-        _update0136_alpha0 = _update0136__t146
-        _update0136__t147 = gl.exp2(((s * qk_scale) - _update0136_r0_use[:, None]))
-        _update0136_p0 = _update0136__t147
-        _update0136__t148 = gl.sum(_update0136_p0, 1)
-        _update0136_sum0 = _update0136__t148
-        _update0136__t149 = _tle_scale_rows_lazy32(acc, gl.convert_layout(_update0136_alpha0[:, None], L4))
-        _update0136_acc = _update0136__t149
-        _update0136__t150 = _update0136_p0.to(gl.bfloat16)
-        _a8 = gl.convert_layout(_update0136__t150, L8)
-        _acc9 = warpgroup_mma(_a8, kv0_kv_l.index(_z2), _update0136_acc, is_async=True)
-        _update0136__t153 = _acc9
-        _update0136_acc = _update0136__t153
-        _update0136_acc, _a8 = warpgroup_mma_wait(0, deps=[_update0136_acc, _a8])  # kv0.release: a wgmma may still read the slot
+        _lazy_ref153__t154 = gl.where((_update0147_mx0 > (ref + TAU)), _update0147_mx0, ref)
+        _update0147_r0 = _lazy_ref153__t154
+        _shift_of155__t156 = gl.where((_update0147_r0 == float('-inf')), 0.0, _update0147_r0)
+        _update0147_r0_use = _shift_of155__t156
+        _update0147__t157 = gl.exp2((ref - _update0147_r0_use))
+        _update0147_alpha0 = _update0147__t157
+        _update0147__t158 = gl.exp2(((s * qk_scale) - _update0147_r0_use[:, None]))
+        _update0147_p0 = _update0147__t158
+        _update0147__t159 = gl.sum(_update0147_p0, 1)
+        _update0147_sum0 = _update0147__t159
+        _update0147__t160 = _tle_scale_rows_lazy32(acc, gl.convert_layout(_update0147_alpha0[:, None], L3))
+        _update0147_acc = _update0147__t160
+        _update0147__t161 = _update0147_p0.to(gl.bfloat16)
+        _a8 = gl.convert_layout(_update0147__t161, L6)
+        _acc9 = warpgroup_mma(_a8, kv0_kv_l.index(_z2), _update0147_acc, is_async=True)
+        _update0147__t164 = _acc9
+        _update0147_acc = _update0147__t164
+        _update0147_acc, _a8 = warpgroup_mma_wait(0, deps=[_update0147_acc, _a8])  # kv0.release: a wgmma may still read the slot
         mbarrier.arrive(kv0_empty0.index(0), count=1)
         gl.inline_asm_elementwise("bar.sync 14, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max1.wait: named barrier
-        _v10 = max1_m.index(0).load(L3)
-        _update0136__t157 = _v10
-        _update0136_r_new = _update0136__t157
+        _v10 = max1_m.index(0).load(L0)
+        _update0147__t168 = _v10
+        _update0147_r_new = _update0147__t168
         "named release: max1"
-        _shift_of159__t160 = gl.where((_update0136_r_new == float('-inf')), 0.0, _update0136_r_new)
-        _update0136_r_use = _shift_of159__t160
-        _rebase161__t162 = gl.exp2((_update0136_r0 - _update0136_r_use))
-        _rebase161__t163 = gl.where((_update0136_r0 == float('-inf')), 1.0, _rebase161__t162)
-        _update0136_beta = _rebase161__t163
-        _update0136__t166 = _tle_scale_rows_lazy32(_update0136_p0, _update0136_beta[:, None])
-        _update0136__t167 = _update0136__t166.to(gl.bfloat16)
-        prob0_sS.index(0).store(_update0136__t167)
-        prob0_row_sum.index(0).store(_update0136_sum0)
+        _shift_of170__t171 = gl.where((_update0147_r_new == float('-inf')), 0.0, _update0147_r_new)
+        _update0147_r_use = _shift_of170__t171
+        _rebase172__t173 = gl.exp2((_update0147_r0 - _update0147_r_use))
+        _rebase172__t174 = gl.where((_update0147_r0 == float('-inf')), 1.0, _rebase172__t173)
+        _update0147_beta = _rebase172__t174
+        _update0147__t177 = _tle_scale_rows_lazy32(_update0147_p0, _update0147_beta[:, None])
+        _update0147__t178 = _update0147__t177.to(gl.bfloat16)
+        prob0_sS.index(0).store(_update0147__t178)
+        prob0_row_sum.index(0).store(_update0147_sum0)
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         gl.inline_asm_elementwise("bar.arrive 13, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob0.commit: named barrier, no empty side
-        _update0136__t172 = _tle_scale_rows_lazy32(_update0136_acc, gl.convert_layout(_update0136_beta[:, None], L4))
-        _update0136_acc = _update0136__t172
+        _update0147__t183 = _tle_scale_rows_lazy32(_update0147_acc, gl.convert_layout(_update0147_beta[:, None], L3))
+        _update0147_acc = _update0147__t183
         gl.inline_asm_elementwise("bar.sync 12, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob1.wait: named barrier
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
-        _acc11 = warpgroup_mma(prob1_sS.index(_z2), kv1l_kv_l.index(_z2), _update0136_acc, is_async=True)
-        _update0136__t179 = _acc11
-        _update0136_acc = _update0136__t179
-        _v12 = prob1_row_sum.index(0).load(L3)
-        _update0136__t181 = _v12
-        _update0136_sum1 = _update0136__t181
-        _update0136_l_i = ((((l_i * _update0136_alpha0) + _update0136_sum0) * _update0136_beta) + _update0136_sum1)
-        acc = _update0136_acc
-        l_i = _update0136_l_i
-        ref = _update0136_r_new
+        _acc11 = warpgroup_mma(prob1_sS.index(_z2), kv1l_kv_l.index(_z2), _update0147_acc, is_async=True)
+        _update0147__t190 = _acc11
+        _update0147_acc = _update0147__t190
+        _v12 = prob1_row_sum.index(0).load(L0)
+        _update0147__t192 = _v12
+        _update0147_sum1 = _update0147__t192
+        _update0147_l_i = ((((l_i * _update0147_alpha0) + _update0147_sum0) * _update0147_beta) + _update0147_sum1)
+        acc = _update0147_acc
+        l_i = _update0147_l_i
+        ref = _update0147_r_new
         if ends:
-            _normalized182_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            _normalized193_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
             acc = warpgroup_mma_wait(0, deps=[acc])  # acc is read
-            acc = (acc * gl.convert_layout(_normalized182_inv_l[:, None], L4))
-            _flush_segment183_h_q = (h_kv * heads_per_kv)
+            acc = (acc * gl.convert_layout(_normalized193_inv_l[:, None], L3))
+            _flush_segment194_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment183__t184 = pb.to(gl.int64)
-                _row_offsets185_stride_s = (_flush_segment183_h_q * D_MAIN)
-                _store_half186_half_base = (out_ptr + (_flush_segment183__t184 * ((s_q * _flush_segment183_h_q) * D_MAIN)))
-                _store_half186_o_row = (((r // heads_per_kv) * _row_offsets185_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half186__t187 = acc.to(gl.bfloat16)
-                if (((rb * 64) + 64) <= n_rows):
-                    _tle_store_acc(((_store_half186_half_base + _store_half186_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half186__t187)  # 16-byte stores (lowering/acc_store.py)
+                _flush_segment194__t195 = pb.to(gl.int64)
+                _row_offsets196_stride_s = (_flush_segment194_h_q * D_MAIN)
+                _store_half197_half_base = (out_ptr + (_flush_segment194__t195 * ((s_q * _flush_segment194_h_q) * D_MAIN)))
+                _store_half197_o_row = (((r // heads_per_kv) * _row_offsets196_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half197__t198 = acc.to(gl.bfloat16)
+                if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
+                    _tle_store_acc(((_store_half197_half_base + _store_half197_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half197__t198, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half186_half_base + _store_half186_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half186__t187, mask=keep[:, None])
-                _flush_segment183__t193 = pb.to(gl.int64)
-                _store_lse195_l_ptrs = ((lse_ptr + (_flush_segment183__t193 * (_flush_segment183_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-                _lse_of196__t197 = gl.log2(l_i)
-                _lse_of196__t198 = gl.where((l_i > 0), ((_lse_of196__t197 + ref) * LN2), float('inf'))
-                gl.store(_store_lse195_l_ptrs, gl.convert_layout(_lse_of196__t198, L0), mask=keep)
+                    gl.store(((_store_half197_half_base + _store_half197_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half197__t198, L4), mask=keep[:, None])
+                _flush_segment194__t204 = pb.to(gl.int64)
+                _store_lse206_l_ptrs = ((lse_ptr + (_flush_segment194__t204 * (_flush_segment194_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+                _lse_of207__t208 = gl.log2(l_i)
+                _lse_of207__t209 = gl.where((l_i > 0), ((_lse_of207__t208 + ref) * LN2), float('inf'))
+                gl.store(_store_lse206_l_ptrs, _lse_of207__t209, mask=keep)
             else:
-                _flush_segment183__t200 = gl.program_id(1)
-                _flush_segment183__t201 = (pb + _flush_segment183__t200).to(gl.int64)
-                _flush_segment183_slot = _flush_segment183__t201
-                _row_offsets202_stride_s = (_flush_segment183_h_q * D_MAIN)
-                _store_half203_half_base = (opart_ptr + (_flush_segment183_slot * ((s_q * _flush_segment183_h_q) * D_MAIN)))
-                _store_half203_o_row = (((r // heads_per_kv) * _row_offsets202_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half203_half_base + _store_half203_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
-                _store_lse207_l_ptrs = ((lpart_ptr + (_flush_segment183_slot * (s_q * _flush_segment183_h_q))) + (((r // heads_per_kv) * _flush_segment183_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-                _part_lse_of208__t209 = gl.log2(l_i)
-                _part_lse_of208__t210 = gl.where((l_i > 0), ((_part_lse_of208__t209 + ref) * LN2), float('-inf'))
-                gl.store(_store_lse207_l_ptrs, gl.convert_layout(_part_lse_of208__t210, L0), mask=keep)
-            acc = gl.full((64, D_HALF), 0, gl.float32, layout=L4)
-            ref = gl.full((64,), float('-inf'), gl.float32, layout=L3)
-            l_i = gl.full((64,), 0, gl.float32, layout=L3)
+                _flush_segment194__t211 = gl.program_id(1)
+                _flush_segment194__t212 = (pb + _flush_segment194__t211).to(gl.int64)
+                _flush_segment194_slot = _flush_segment194__t212
+                _row_offsets213_stride_s = (_flush_segment194_h_q * D_MAIN)
+                _store_half214_half_base = (opart_ptr + (_flush_segment194_slot * ((s_q * _flush_segment194_h_q) * D_MAIN)))
+                _store_half214_o_row = (((r // heads_per_kv) * _row_offsets213_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half214_half_base + _store_half214_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+                _store_lse218_l_ptrs = ((lpart_ptr + (_flush_segment194_slot * (s_q * _flush_segment194_h_q))) + (((r // heads_per_kv) * _flush_segment194_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+                _part_lse_of219__t220 = gl.log2(l_i)
+                _part_lse_of219__t221 = gl.where((l_i > 0), ((_part_lse_of219__t220 + ref) * LN2), float('-inf'))
+                gl.store(_store_lse218_l_ptrs, _part_lse_of219__t221, mask=keep)
+            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
+            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L0)
+            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L0)
             acc = warpgroup_mma_init(acc)  # the if branch keeps the wgmmas in flight at the if
     acc = warpgroup_mma_wait(0, deps=[acc])  # loop exit: wgmmas carried by the loop
     if (NP > 0):
         "named release: prob1"
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-        _normalized212__t213 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized212_inv_l = _normalized212__t213
-        _flush_segment214_out = (acc * gl.convert_layout(_normalized212_inv_l[:, None], L4))
-        _flush_segment214_h_q = (h_kv * heads_per_kv)
+        _normalized223__t224 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized223_inv_l = _normalized223__t224
+        _flush_segment225_out = (acc * gl.convert_layout(_normalized223_inv_l[:, None], L3))
+        _flush_segment225_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment214__t215 = cb.to(gl.int64)
-            _row_offsets216_stride_s = (_flush_segment214_h_q * D_MAIN)
-            _store_half217_half_base = (out_ptr + (_flush_segment214__t215 * ((s_q * _flush_segment214_h_q) * D_MAIN)))
-            _store_half217_o_row = (((r // heads_per_kv) * _row_offsets216_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half217__t218 = _flush_segment214_out.to(gl.bfloat16)
-            if (((rb * 64) + 64) <= n_rows):
-                _tle_store_acc(((_store_half217_half_base + _store_half217_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half217__t218)  # 16-byte stores (lowering/acc_store.py)
+            _flush_segment225__t226 = cb.to(gl.int64)
+            _row_offsets227_stride_s = (_flush_segment225_h_q * D_MAIN)
+            _store_half228_half_base = (out_ptr + (_flush_segment225__t226 * ((s_q * _flush_segment225_h_q) * D_MAIN)))
+            _store_half228_o_row = (((r // heads_per_kv) * _row_offsets227_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half228__t229 = _flush_segment225_out.to(gl.bfloat16)
+            if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
+                _tle_store_acc(((_store_half228_half_base + _store_half228_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half228__t229, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half217_half_base + _store_half217_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half217__t218, mask=keep[:, None])
-            _flush_segment214__t224 = cb.to(gl.int64)
-            _store_lse226_l_ptrs = ((lse_ptr + (_flush_segment214__t224 * (_flush_segment214_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
-            _lse_of227__t228 = gl.log2(l_i)
-            _lse_of227__t229 = gl.where((l_i > 0), ((_lse_of227__t228 + ref) * LN2), float('inf'))
-            gl.store(_store_lse226_l_ptrs, gl.convert_layout(_lse_of227__t229, L0), mask=keep)
+                gl.store(((_store_half228_half_base + _store_half228_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half228__t229, L4), mask=keep[:, None])
+            _flush_segment225__t235 = cb.to(gl.int64)
+            _store_lse237_l_ptrs = ((lse_ptr + (_flush_segment225__t235 * (_flush_segment225_h_q * s_q))) + (((r // heads_per_kv) * 1) + (((g * heads_per_kv) + (r % heads_per_kv)) * s_q)))
+            _lse_of238__t239 = gl.log2(l_i)
+            _lse_of238__t240 = gl.where((l_i > 0), ((_lse_of238__t239 + ref) * LN2), float('inf'))
+            gl.store(_store_lse237_l_ptrs, _lse_of238__t240, mask=keep)
         else:
-            _flush_segment214__t231 = gl.program_id(1)
-            _flush_segment214__t232 = (cb + _flush_segment214__t231).to(gl.int64)
-            _flush_segment214_slot = _flush_segment214__t232
-            _row_offsets233_stride_s = (_flush_segment214_h_q * D_MAIN)
-            _store_half234_half_base = (opart_ptr + (_flush_segment214_slot * ((s_q * _flush_segment214_h_q) * D_MAIN)))
-            _store_half234_o_row = (((r // heads_per_kv) * _row_offsets233_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half234_half_base + _store_half234_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment214_out, mask=keep[:, None])
-            _store_lse238_l_ptrs = ((lpart_ptr + (_flush_segment214_slot * (s_q * _flush_segment214_h_q))) + (((r // heads_per_kv) * _flush_segment214_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
-            _part_lse_of239__t240 = gl.log2(l_i)
-            _part_lse_of239__t241 = gl.where((l_i > 0), ((_part_lse_of239__t240 + ref) * LN2), float('-inf'))
-            gl.store(_store_lse238_l_ptrs, gl.convert_layout(_part_lse_of239__t241, L0), mask=keep)
+            _flush_segment225__t242 = gl.program_id(1)
+            _flush_segment225__t243 = (cb + _flush_segment225__t242).to(gl.int64)
+            _flush_segment225_slot = _flush_segment225__t243
+            _row_offsets244_stride_s = (_flush_segment225_h_q * D_MAIN)
+            _store_half245_half_base = (opart_ptr + (_flush_segment225_slot * ((s_q * _flush_segment225_h_q) * D_MAIN)))
+            _store_half245_o_row = (((r // heads_per_kv) * _row_offsets244_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half245_half_base + _store_half245_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment225_out, L4), mask=keep[:, None])
+            _store_lse249_l_ptrs = ((lpart_ptr + (_flush_segment225_slot * (s_q * _flush_segment225_h_q))) + (((r // heads_per_kv) * _flush_segment225_h_q) + (((g * heads_per_kv) + (r % heads_per_kv)) * 1)))
+            _part_lse_of250__t251 = gl.log2(l_i)
+            _part_lse_of250__t252 = gl.where((l_i > 0), ((_part_lse_of250__t251 + ref) * LN2), float('-inf'))
+            gl.store(_store_lse249_l_ptrs, _part_lse_of250__t252, mask=keep)
 
 
 @gluon.jit
@@ -352,71 +386,80 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
     CAUSAL: gl.constexpr = False
     TMA: gl.constexpr = 1
     WALK: gl.constexpr = 1
-    L0: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
+    L0: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
     L1: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
-    L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]))
-    L3: gl.constexpr = gl.SliceLayout(1, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
-    L4: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
-    L5: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
-    L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
-    L7: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
-    L8: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
+    L2: gl.constexpr = gl.SliceLayout(0, gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]))
+    L3: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16])
+    L4: gl.constexpr = gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16])
+    L5: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 64, 16]), k_width=2)
+    L6: gl.constexpr = gl.DotOperandLayout(operand_index=0, parent=gl.NVMMADistributedLayout(version=[3, 0], warps_per_cta=[4, 1], instr_shape=[16, 256, 16]), k_width=2)
     qk_scale = (sm_scale * LOG2E)
-    _block_rows243_r = ((rb * 64) + gl.arange(0, 64, layout=L0))
-    r = gl.where((_block_rows243_r < n_rows), _block_rows243_r, 0)
-    keep = (((rb * 64) + gl.arange(0, 64, layout=L0)) < n_rows)
-    _q_tail_of245__t246 = b0.to(gl.int64)
-    _q_row_ptrs247_q_base = (q_ptr + (_q_tail_of245__t246 * stride_q_b))
-    _q_tail_of245_rows = (_q_row_ptrs247_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-    _v1 = gl.load(((_q_tail_of245_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-    _q_tail_of245__t250 = _v1
-    q_tail = _q_tail_of245__t250
+    _block_rows254_r = ((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0))
+    r = gl.where((_block_rows254_r < n_rows), _block_rows254_r, 0)
+    keep = (((rb * BLOCK_H) + gl.arange(0, BLOCK_H, layout=L0)) < n_rows)
+    _q_tail_of256__t257 = b0.to(gl.int64)
+    _q_row_ptrs258_q_base = (q_ptr + (_q_tail_of256__t257 * stride_q_b))
+    _q_tail_of256_rows = (_q_row_ptrs258_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+    _v1 = gl.load(((_q_tail_of256_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+    _q_tail_of256__t261 = _v1
+    q_tail = _q_tail_of256__t261
     cb = b0
     csl = sl0
     pp = pp0
     left = left0
     whole = whole0
-    ref = gl.full((64,), float('-inf'), gl.float32, layout=L3)
-    l_i = gl.full((64,), 0, gl.float32, layout=L3)
-    acc = gl.full((64, D_HALF), 0, gl.float32, layout=L4)
+    ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L0)
+    l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L0)
+    acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
     for p in range(NP):
         mbarrier.wait(q_full0.index(0), (p) & 1)
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
-        _scores1251_offs_k = gl.arange(0, BK, layout=L1)
+        _scores1262_offs_k = gl.arange(0, BK, layout=L1)
         mbarrier.wait(kv1_full0.index(0), (p) & 1)
         _z2 = gl.inline_asm_elementwise("mov.b32 $0, 0;", "=r,r", [p], dtype=gl.int32, is_pure=True, pack=1)  # opaque 0: descriptors stay in the loop
-        _acc3 = warpgroup_mma(q_q_r.index(_z2), kv1_kv_r.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L5), use_acc=False, is_async=True)
-        _scores1251__t259 = _acc3
-        _scores1251_s = _scores1251__t259
-        _a4 = gl.convert_layout(q_tail, L6)
-        _acc5 = warpgroup_mma(_a4, kv1_tkv.index(_z2).permute((1, 0)), _scores1251_s, is_async=True)
-        _scores1251__t263 = _acc5
-        _scores1251_s = _scores1251__t263
+        _acc3 = warpgroup_mma(q_q_r.index(_z2), kv1_kv_r.index(_z2).permute((1, 0)), gl.zeros([64, 64], gl.float32, layout=L4), use_acc=False, is_async=True)
+        _scores1262__t270 = _acc3
+        _scores1262_s = _scores1262__t270
+        _a4 = gl.convert_layout(q_tail, L5)
+        _acc5 = warpgroup_mma(_a4, kv1_tkv.index(_z2).permute((1, 0)), _scores1262_s, is_async=True)
+        _scores1262__t274 = _acc5
+        _scores1262_s = _scores1262__t274
         mbarrier.wait(kv1l_full0.index(0), (p) & 1)
-        _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), _scores1251_s, is_async=True)
-        _scores1251__t270 = _acc6
-        _scores1251_s = _scores1251__t270
-        _needs_mask271_end = (((2 * pp) + 2) * BK)
-        _needs_mask271_first = csl
-        if (_needs_mask271_end > csl):
-            _row_limit272_lim = (csl + (r * 0))
-            _scores1251_lim = _row_limit272_lim
-            _page_shift273_tile = ((2 * pp) + 1)
-            _page_shift273_n = ((csl - 0) - (_page_shift273_tile * BK))
-            _page_shift273__t274 = gl.where((_page_shift273_n > BK), BK, _page_shift273_n)
-            _page_shift273__t275 = gl.where((_page_shift273_n < 0), 0, _page_shift273__t274)
-            _page_shift273_n = _page_shift273__t275
-            _masked_by_position276_tile = ((2 * pp) + 1)
-            _masked_by_position276_shift = (_page_shift273_n - BK)
-            _masked_by_position276_offs_k = gl.arange(0, BK, layout=L7)
-            _masked_by_position276_keep = (_masked_by_position276_offs_k >= (-_masked_by_position276_shift))[None, :]
-            _scores1251_s, _a4 = warpgroup_mma_wait(0, deps=[_scores1251_s, _a4])  # _scores1251_s is read
-            _masked_by_position276__t278 = gl.where(_masked_by_position276_keep, _scores1251_s, float('-inf'))
-            _scores1251_s = _masked_by_position276__t278
-            _scores1251_s = warpgroup_mma_init(_scores1251_s)  # the if branch keeps the wgmmas in flight at the if
-        _scores1251_s, _a4 = warpgroup_mma_wait(0, deps=[_scores1251_s, _a4])  # kv1l.release: a wgmma may still read the slot
+        _acc6 = warpgroup_mma(q_q_l.index(_z2), kv1l_kv_l.index(_z2).permute((1, 0)), _scores1262_s, is_async=True)
+        _scores1262__t281 = _acc6
+        _scores1262_s = _scores1262__t281
+        _needs_mask282_end = (((2 * pp) + 2) * BK)
+        if CAUSAL:
+            _needs_mask282__t283 = gl.minimum(((csl - s_q) + 1), csl)
+            _needs_mask282_first = _needs_mask282__t283
+        else:
+            _needs_mask282_first = csl
+        if (_needs_mask282_end > _needs_mask282_first):
+            if CAUSAL:
+                _row_limit284__t285 = gl.minimum((((csl - s_q) + 1) + (r // heads_per_kv)), csl)
+                _row_limit284_lim = _row_limit284__t285
+            else:
+                _row_limit284_lim = (csl + (r * 0))
+            _scores1262_lim = _row_limit284_lim
+            _page_shift286_tile = ((2 * pp) + 1)
+            _page_shift286_n = ((csl - 0) - (_page_shift286_tile * BK))
+            _page_shift286__t287 = gl.where((_page_shift286_n > BK), BK, _page_shift286_n)
+            _page_shift286__t288 = gl.where((_page_shift286_n < 0), 0, _page_shift286__t287)
+            _page_shift286_n = _page_shift286__t288
+            _masked_by_position289_tile = ((2 * pp) + 1)
+            _masked_by_position289_shift = (_page_shift286_n - BK)
+            _masked_by_position289_offs_k = gl.arange(0, BK, layout=L2)
+            if CAUSAL:
+                _masked_by_position289_keep = ((_masked_by_position289_offs_k >= (-_masked_by_position289_shift))[None, :] & ((_masked_by_position289_shift + _masked_by_position289_offs_k)[None, :] < (_scores1262_lim - (0 + (_masked_by_position289_tile * BK)))[:, None]))
+            else:
+                _masked_by_position289_keep = (_masked_by_position289_offs_k >= (-_masked_by_position289_shift))[None, :]
+            _scores1262_s, _a4 = warpgroup_mma_wait(0, deps=[_scores1262_s, _a4])  # _scores1262_s is read
+            _masked_by_position289__t291 = gl.where(_masked_by_position289_keep, _scores1262_s, float('-inf'))
+            _scores1262_s = _masked_by_position289__t291
+            _scores1262_s = warpgroup_mma_init(_scores1262_s)  # the if branch keeps the wgmmas in flight at the if
+        _scores1262_s, _a4 = warpgroup_mma_wait(0, deps=[_scores1262_s, _a4])  # kv1l.release: a wgmma may still read the slot
         mbarrier.arrive(kv1l_empty0.index(0), count=1)
-        s = _scores1251_s
+        s = _scores1262_s
         mbarrier.arrive(q_empty0.index(0), count=1)
         pb = cb
         pwhole = whole
@@ -424,130 +467,130 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
         pp = (pp + 1)
         left = (left - 1)
         if ends:
-            _next_request280_nb = (cb + 1)
-            _next_request280__t281 = gl.load((seqlens_ptr + _next_request280_nb))
-            _next_request280_nsl = _next_request280__t281
-            _request_pairs282__t283 = gl.maximum((((((_next_request280_nsl + BK) - 1) // BK) + 1) // 2), 1)
-            cb = _next_request280_nb
-            csl = _next_request280_nsl
+            _next_request293_nb = (cb + 1)
+            _next_request293__t294 = gl.load((seqlens_ptr + _next_request293_nb))
+            _next_request293_nsl = _next_request293__t294
+            _request_pairs295__t296 = gl.maximum((((((_next_request293_nsl + BK) - 1) // BK) + 1) // 2), 1)
+            cb = _next_request293_nb
+            csl = _next_request293_nsl
             pp = gl.to_tensor(0)
-            left = _request_pairs282__t283
+            left = _request_pairs295__t296
             whole = (left <= (NP - (p + 1)))
-            _q_tail_of284__t285 = cb.to(gl.int64)
-            _q_row_ptrs286_q_base = (q_ptr + (_q_tail_of284__t285 * stride_q_b))
-            _q_tail_of284_rows = (_q_row_ptrs286_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
-            _v7 = gl.load(((_q_tail_of284_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
-            _q_tail_of284__t289 = _v7
-            q_tail = _q_tail_of284__t289
-        _update1290__t291 = gl.max(s, 1)
-        _update1290_mx1 = (_update1290__t291 * qk_scale)
+            _q_tail_of297__t298 = cb.to(gl.int64)
+            _q_row_ptrs299_q_base = (q_ptr + (_q_tail_of297__t298 * stride_q_b))
+            _q_tail_of297_rows = (_q_row_ptrs299_q_base + (((r // heads_per_kv) * stride_q_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * stride_q_h))[:, None])
+            _v7 = gl.load(((_q_tail_of297_rows + D_MAIN) + gl.arange(0, D_TAIL, layout=L2)[None, :]), mask=keep[:, None], other=0.0)
+            _q_tail_of297__t302 = _v7
+            q_tail = _q_tail_of297__t302
+        _update1303__t304 = gl.max(s, 1)
+        _update1303_mx1 = (_update1303__t304 * qk_scale)
         gl.inline_asm_elementwise("bar.sync 15, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max0.wait: named barrier
-        _v8 = max0_m.index(0).load(L3)
-        _update1290__t294 = _v8
-        _update1290_mx0 = _update1290__t294
+        _v8 = max0_m.index(0).load(L0)
+        _update1303__t307 = _v8
+        _update1303_mx0 = _update1303__t307
         "named release: max0"
-        _lazy_ref296__t297 = gl.where((_update1290_mx0 > (ref + TAU)), _update1290_mx0, ref)
-        _update1290_r0 = _lazy_ref296__t297
-        _lazy_ref298__t299 = gl.where((_update1290_mx1 > (_update1290_r0 + TAU)), _update1290_mx1, _update1290_r0)
-        _update1290_r_new = _lazy_ref298__t299
-        max1_m.index(0).store(_update1290_r_new)
+        _lazy_ref309__t310 = gl.where((_update1303_mx0 > (ref + TAU)), _update1303_mx0, ref)
+        _update1303_r0 = _lazy_ref309__t310
+        _lazy_ref311__t312 = gl.where((_update1303_mx1 > (_update1303_r0 + TAU)), _update1303_mx1, _update1303_r0)
+        _update1303_r_new = _lazy_ref311__t312
+        max1_m.index(0).store(_update1303_r_new)
         gl.inline_asm_elementwise("bar.arrive 14, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # max1.commit: named barrier, no empty side
-        _shift_of304__t305 = gl.where((_update1290_r0 == float('-inf')), 0.0, _update1290_r0)
-        _update1290_r0_use = _shift_of304__t305
-        _shift_of306__t307 = gl.where((_update1290_r_new == float('-inf')), 0.0, _update1290_r_new)
-        _update1290_r_use = _shift_of306__t307
-        _update1290__t308 = gl.exp2((ref - _update1290_r0_use))
-        _update1290_alpha0 = _update1290__t308
-        _rebase309__t310 = gl.exp2((_update1290_r0 - _update1290_r_use))
-        _rebase309__t311 = gl.where((_update1290_r0 == float('-inf')), 1.0, _rebase309__t310)
-        _update1290_beta = _rebase309__t311
-        _update1290__t312 = gl.exp2(((s * qk_scale) - _update1290_r_use[:, None]))
-        _update1290_p1 = _update1290__t312
-        _update1290__t313 = gl.sum(_update1290_p1, 1)
-        _update1290_sum1 = _update1290__t313
-        _update1290__t314 = _update1290_p1.to(gl.bfloat16)
-        _update1290_p1 = _update1290__t314
-        prob1_sS.index(0).store(_update1290_p1)
-        prob1_row_sum.index(0).store(_update1290_sum1)
+        _shift_of317__t318 = gl.where((_update1303_r0 == float('-inf')), 0.0, _update1303_r0)
+        _update1303_r0_use = _shift_of317__t318
+        _shift_of319__t320 = gl.where((_update1303_r_new == float('-inf')), 0.0, _update1303_r_new)
+        _update1303_r_use = _shift_of319__t320
+        _update1303__t321 = gl.exp2((ref - _update1303_r0_use))
+        _update1303_alpha0 = _update1303__t321
+        _rebase322__t323 = gl.exp2((_update1303_r0 - _update1303_r_use))
+        _rebase322__t324 = gl.where((_update1303_r0 == float('-inf')), 1.0, _rebase322__t323)
+        _update1303_beta = _rebase322__t324
+        _update1303__t325 = gl.exp2(((s * qk_scale) - _update1303_r_use[:, None]))
+        _update1303_p1 = _update1303__t325
+        _update1303__t326 = gl.sum(_update1303_p1, 1)
+        _update1303_sum1 = _update1303__t326
+        _update1303__t327 = _update1303_p1.to(gl.bfloat16)
+        _update1303_p1 = _update1303__t327
+        prob1_sS.index(0).store(_update1303_p1)
+        prob1_row_sum.index(0).store(_update1303_sum1)
         fence_async_shared()  # generic-proxy writes -> wgmma (async proxy) reads
         gl.inline_asm_elementwise("bar.arrive 12, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob1.commit: named barrier, no empty side
-        _update1290__t321 = gl.exp2((ref - _update1290_r_use))
-        _update1290__t322 = _tle_scale_rows_lazy32(acc, gl.convert_layout(_update1290__t321[:, None], L4))
-        _update1290_acc = _update1290__t322
-        _a9 = gl.convert_layout(_update1290_p1, L8)
-        _acc10 = warpgroup_mma(_a9, kv1_kv_r.index(_z2), _update1290_acc, is_async=True)
-        _update1290__t325 = _acc10
-        _update1290_acc = _update1290__t325
+        _update1303__t334 = gl.exp2((ref - _update1303_r_use))
+        _update1303__t335 = _tle_scale_rows_lazy32(acc, gl.convert_layout(_update1303__t334[:, None], L3))
+        _update1303_acc = _update1303__t335
+        _a9 = gl.convert_layout(_update1303_p1, L6)
+        _acc10 = warpgroup_mma(_a9, kv1_kv_r.index(_z2), _update1303_acc, is_async=True)
+        _update1303__t338 = _acc10
+        _update1303_acc = _update1303__t338
         gl.inline_asm_elementwise("bar.sync 13, 256; mov.b32 $0, 0;", "=r,r", [gl.to_tensor(0)], dtype=gl.int32, is_pure=False, pack=1)  # prob0.wait: named barrier
         fence_async_shared()  # order the writer's generic-proxy stores before wgmma
         mbarrier.wait(kv0r_full0.index(0), (p) & 1)
-        _acc11 = warpgroup_mma(prob0_sS.index(_z2), kv0r_kv_r.index(_z2), _update1290_acc, is_async=True)
-        _update1290__t332 = _acc11
-        _update1290_acc = _update1290__t332
-        _v12 = prob0_row_sum.index(0).load(L3)
-        _update1290__t334 = _v12
-        _update1290_sum0 = _update1290__t334
+        _acc11 = warpgroup_mma(prob0_sS.index(_z2), kv0r_kv_r.index(_z2), _update1303_acc, is_async=True)
+        _update1303__t345 = _acc11
+        _update1303_acc = _update1303__t345
+        _v12 = prob0_row_sum.index(0).load(L0)
+        _update1303__t347 = _v12
+        _update1303_sum0 = _update1303__t347
         _a9 = warpgroup_mma_wait(1, deps=[_a9])  # kv1.release: a wgmma may still read the slot
         mbarrier.arrive(kv1_empty0.index(0), count=1)
-        _update1290_acc = warpgroup_mma_wait(0, deps=[_update1290_acc])  # prob0.release: a wgmma may still read the slot
+        _update1303_acc = warpgroup_mma_wait(0, deps=[_update1303_acc])  # prob0.release: a wgmma may still read the slot
         "named release: prob0"
         mbarrier.arrive(kv0r_empty0.index(0), count=1)
-        _update1290_l_i = ((((l_i * _update1290_alpha0) + _update1290_sum0) * _update1290_beta) + _update1290_sum1)
-        acc = _update1290_acc
-        l_i = _update1290_l_i
-        ref = _update1290_r_new
+        _update1303_l_i = ((((l_i * _update1303_alpha0) + _update1303_sum0) * _update1303_beta) + _update1303_sum1)
+        acc = _update1303_acc
+        l_i = _update1303_l_i
+        ref = _update1303_r_new
         if ends:
-            _normalized338_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-            acc = (acc * gl.convert_layout(_normalized338_inv_l[:, None], L4))
-            _flush_segment339_out_ptr = (out_ptr + D_HALF)
-            _flush_segment339_opart_ptr = (opart_ptr + D_HALF)
-            _flush_segment339_h_q = (h_kv * heads_per_kv)
+            _normalized351_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+            acc = (acc * gl.convert_layout(_normalized351_inv_l[:, None], L3))
+            _flush_segment352_out_ptr = (out_ptr + D_HALF)
+            _flush_segment352_opart_ptr = (opart_ptr + D_HALF)
+            _flush_segment352_h_q = (h_kv * heads_per_kv)
             if pwhole:
-                _flush_segment339__t340 = pb.to(gl.int64)
-                _row_offsets341_stride_s = (_flush_segment339_h_q * D_MAIN)
-                _store_half342_half_base = (_flush_segment339_out_ptr + (_flush_segment339__t340 * ((s_q * _flush_segment339_h_q) * D_MAIN)))
-                _store_half342_o_row = (((r // heads_per_kv) * _row_offsets341_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                _store_half342__t343 = acc.to(gl.bfloat16)
-                if (((rb * 64) + 64) <= n_rows):
-                    _tle_store_acc(((_store_half342_half_base + _store_half342_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half342__t343)  # 16-byte stores (lowering/acc_store.py)
+                _flush_segment352__t353 = pb.to(gl.int64)
+                _row_offsets354_stride_s = (_flush_segment352_h_q * D_MAIN)
+                _store_half355_half_base = (_flush_segment352_out_ptr + (_flush_segment352__t353 * ((s_q * _flush_segment352_h_q) * D_MAIN)))
+                _store_half355_o_row = (((r // heads_per_kv) * _row_offsets354_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                _store_half355__t356 = acc.to(gl.bfloat16)
+                if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
+                    _tle_store_acc(((_store_half355_half_base + _store_half355_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half355__t356, L4))  # 16-byte stores (lowering/acc_store.py)
                 else:
-                    gl.store(((_store_half342_half_base + _store_half342_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half342__t343, mask=keep[:, None])
+                    gl.store(((_store_half355_half_base + _store_half355_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half355__t356, L4), mask=keep[:, None])
             else:
-                _flush_segment339__t349 = gl.program_id(1)
-                _flush_segment339__t350 = (pb + _flush_segment339__t349).to(gl.int64)
-                _flush_segment339_slot = _flush_segment339__t350
-                _row_offsets351_stride_s = (_flush_segment339_h_q * D_MAIN)
-                _store_half352_half_base = (_flush_segment339_opart_ptr + (_flush_segment339_slot * ((s_q * _flush_segment339_h_q) * D_MAIN)))
-                _store_half352_o_row = (((r // heads_per_kv) * _row_offsets351_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-                gl.store(((_store_half352_half_base + _store_half352_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), acc, mask=keep[:, None])
-            acc = gl.full((64, D_HALF), 0, gl.float32, layout=L4)
-            ref = gl.full((64,), float('-inf'), gl.float32, layout=L3)
-            l_i = gl.full((64,), 0, gl.float32, layout=L3)
+                _flush_segment352__t362 = gl.program_id(1)
+                _flush_segment352__t363 = (pb + _flush_segment352__t362).to(gl.int64)
+                _flush_segment352_slot = _flush_segment352__t363
+                _row_offsets364_stride_s = (_flush_segment352_h_q * D_MAIN)
+                _store_half365_half_base = (_flush_segment352_opart_ptr + (_flush_segment352_slot * ((s_q * _flush_segment352_h_q) * D_MAIN)))
+                _store_half365_o_row = (((r // heads_per_kv) * _row_offsets364_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+                gl.store(((_store_half365_half_base + _store_half365_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(acc, L4), mask=keep[:, None])
+            acc = gl.full((BLOCK_H, D_HALF), 0, gl.float32, layout=L3)
+            ref = gl.full((BLOCK_H,), float('-inf'), gl.float32, layout=L0)
+            l_i = gl.full((BLOCK_H,), 0, gl.float32, layout=L0)
     if (NP > 0):
-        _normalized355__t356 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
-        _normalized355_inv_l = _normalized355__t356
-        _flush_segment357_out = (acc * gl.convert_layout(_normalized355_inv_l[:, None], L4))
-        _flush_segment357_out_ptr = (out_ptr + D_HALF)
-        _flush_segment357_opart_ptr = (opart_ptr + D_HALF)
-        _flush_segment357_h_q = (h_kv * heads_per_kv)
+        _normalized368__t369 = gl.where((l_i > 0), (1.0 / l_i), 0.0)
+        _normalized368_inv_l = _normalized368__t369
+        _flush_segment370_out = (acc * gl.convert_layout(_normalized368_inv_l[:, None], L3))
+        _flush_segment370_out_ptr = (out_ptr + D_HALF)
+        _flush_segment370_opart_ptr = (opart_ptr + D_HALF)
+        _flush_segment370_h_q = (h_kv * heads_per_kv)
         if whole:
-            _flush_segment357__t358 = cb.to(gl.int64)
-            _row_offsets359_stride_s = (_flush_segment357_h_q * D_MAIN)
-            _store_half360_half_base = (_flush_segment357_out_ptr + (_flush_segment357__t358 * ((s_q * _flush_segment357_h_q) * D_MAIN)))
-            _store_half360_o_row = (((r // heads_per_kv) * _row_offsets359_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            _store_half360__t361 = _flush_segment357_out.to(gl.bfloat16)
-            if (((rb * 64) + 64) <= n_rows):
-                _tle_store_acc(((_store_half360_half_base + _store_half360_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half360__t361)  # 16-byte stores (lowering/acc_store.py)
+            _flush_segment370__t371 = cb.to(gl.int64)
+            _row_offsets372_stride_s = (_flush_segment370_h_q * D_MAIN)
+            _store_half373_half_base = (_flush_segment370_out_ptr + (_flush_segment370__t371 * ((s_q * _flush_segment370_h_q) * D_MAIN)))
+            _store_half373_o_row = (((r // heads_per_kv) * _row_offsets372_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            _store_half373__t374 = _flush_segment370_out.to(gl.bfloat16)
+            if (((rb * BLOCK_H) + BLOCK_H) <= n_rows):
+                _tle_store_acc(((_store_half373_half_base + _store_half373_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half373__t374, L4))  # 16-byte stores (lowering/acc_store.py)
             else:
-                gl.store(((_store_half360_half_base + _store_half360_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _store_half360__t361, mask=keep[:, None])
+                gl.store(((_store_half373_half_base + _store_half373_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_store_half373__t374, L4), mask=keep[:, None])
         else:
-            _flush_segment357__t367 = gl.program_id(1)
-            _flush_segment357__t368 = (cb + _flush_segment357__t367).to(gl.int64)
-            _flush_segment357_slot = _flush_segment357__t368
-            _row_offsets369_stride_s = (_flush_segment357_h_q * D_MAIN)
-            _store_half370_half_base = (_flush_segment357_opart_ptr + (_flush_segment357_slot * ((s_q * _flush_segment357_h_q) * D_MAIN)))
-            _store_half370_o_row = (((r // heads_per_kv) * _row_offsets369_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
-            gl.store(((_store_half370_half_base + _store_half370_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), _flush_segment357_out, mask=keep[:, None])
+            _flush_segment370__t380 = gl.program_id(1)
+            _flush_segment370__t381 = (cb + _flush_segment370__t380).to(gl.int64)
+            _flush_segment370_slot = _flush_segment370__t381
+            _row_offsets382_stride_s = (_flush_segment370_h_q * D_MAIN)
+            _store_half383_half_base = (_flush_segment370_opart_ptr + (_flush_segment370_slot * ((s_q * _flush_segment370_h_q) * D_MAIN)))
+            _store_half383_o_row = (((r // heads_per_kv) * _row_offsets382_stride_s) + (((g * heads_per_kv) + (r % heads_per_kv)) * D_MAIN))
+            gl.store(((_store_half383_half_base + _store_half383_o_row[:, None]) + gl.arange(0, D_HALF, layout=L2)[None, :]), gl.convert_layout(_flush_segment370_out, L4), mask=keep[:, None])
 
 
 @gluon.jit
@@ -556,7 +599,7 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     L1: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     _row_block_item1_n_rows = (s_q * heads_per_kv)
-    _row_block_item1_n_rb = (((_row_block_item1_n_rows + 64) - 1) // 64)
+    _row_block_item1_n_rb = (((_row_block_item1_n_rows + BLOCK_H) - 1) // BLOCK_H)
     _row_block_item1_item = gl.program_id(0)
     n_rows = _row_block_item1_n_rows
     rb = (_row_block_item1_item % _row_block_item1_n_rb)
