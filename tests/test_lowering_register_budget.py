@@ -12,6 +12,8 @@ import re
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+import pytest
+
 from tle_compiler.cli.dump import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -166,3 +168,29 @@ def test_a_budget_is_evaluated_from_the_reading_not_read_again():
                                      bind={**bind, "BALANCE": balance, "CAUSAL": int(causal)})
         assert [p.regs for p in whole.partitions] == [None, *regs]
     assert with_budgets(info, bind) is info
+
+
+@pytest.mark.parametrize("budget,regs", [
+    ("[232 if WIDE else 224]", "[232]"),              # a conditional expression
+    ("[224 + 8 * WIDE if FLAG else 224]", "[232]"),
+    ("[224 + 8 * (WIDE and FLAG)]", "[232]"),         # Python's `and`: 1 and True is True
+    ("[224 + 8 * (not FLAG)]", "[224]"),
+    ("[224 + (8 << WIDE)]", "[240]"),
+    ("[224 + 8 * (WIDE > 0)]", "[232]"),
+])
+def test_a_budget_of_any_constexpr_arithmetic_is_its_python_value(tmp_path, budget, regs):
+    """Budgets are evaluated with the constexprs' values (FLAG True, WIDE 1) as Triton's
+    constexpr arithmetic evaluates them, which is Python's."""
+    path = ring_with_budget(tmp_path, budget, "FLAG: tl.constexpr, WIDE: tl.constexpr")
+    code, out, err = dump(["-q", "--gluon", str(path)])
+    assert code == 0, err
+    assert lowered_budget(out) == regs
+
+
+def test_a_budget_the_lowering_cannot_evaluate_is_refused_naming_the_partition(tmp_path):
+    path = ring_with_budget(tmp_path, "[max(224, 216 + 8 * WIDE)]",
+                            "FLAG: tl.constexpr, WIDE: tl.constexpr")
+    code, out, err = dump(["-q", "--gluon", str(path)])
+    assert code == 1, (out, err)
+    assert "the register budget of partition 'sum_tiles' is not constexpr arithmetic" in err
+    assert "Traceback" not in err

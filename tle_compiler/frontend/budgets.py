@@ -26,7 +26,8 @@ def with_budgets(info: KernelInfo, values: Mapping[str, object]) -> KernelInfo:
     expression with the constexpr ``values``. An info whose budgets are numbers, or that has
     none, or one a constexpr of whose budgets has no value in ``values`` comes back as it is
     (the lowering refuses a partition without a budget, naming it). Raises TleError (check
-    "bad-warp-specialize") at the budget list when a budget is out of setmaxnreg's range."""
+    "bad-warp-specialize") at the budget list when a budget is no arithmetic it evaluates (a
+    call) or is out of setmaxnreg's range."""
     if info.budgets is None or all(p.regs is not None for p in info.partitions[1:]):
         return info
     exprs, loc = info.budgets
@@ -35,9 +36,14 @@ def with_budgets(info: KernelInfo, values: Mapping[str, object]) -> KernelInfo:
     if any(isinstance(x, K.Name) and x.id not in numbers for e in exprs for x in K.walk_expr(e)):
         return info
     regs = []
-    for e in exprs:
-        v = fold(_bound(e, numbers))
-        regs.append(int(v) if isinstance(v, bool) else v)
+    for part, e in zip(info.partitions[1:], exprs):
+        v = _value(e, numbers)
+        if not isinstance(v, int):
+            raise TleError(f"warp_specialize: the register budget of partition '{part.name}' "
+                           f"is not constexpr arithmetic the lowering can evaluate: write it "
+                           f"with numbers, constexprs, operators and `x if c else y`", loc,
+                           check="bad-warp-specialize")
+        regs.append(int(v))  # a bool as the integer Triton reads it as
     _, checked = validate_warp_specialize(len(info.partitions),
                                           [p.warps for p in info.partitions[1:]], regs, loc,
                                           {"regs": loc})
@@ -45,13 +51,25 @@ def with_budgets(info: KernelInfo, values: Mapping[str, object]) -> KernelInfo:
     return replace(info, partitions=(info.partitions[0], *workers))
 
 
-def _bound(e: K.Expr, numbers: Mapping[str, int]) -> K.Expr:
-    """``e`` with each constexpr name replaced by its value (the arithmetic a budget is written
-    in: names, constants, unary and binary operators, comparisons)."""
+def _value(e: K.Expr, numbers: Mapping[str, int]) -> object:
+    """The value of budget expression ``e`` with each constexpr name its number: Python's, as
+    Triton's constexpr arithmetic computes it (names, constants, operators, comparisons, `and`
+    / `or`, `a if c else b`), or None where ``e`` is none of these."""
     if isinstance(e, K.Name):
-        return K.Const(numbers[e.id], e.loc)
+        return numbers[e.id]
+    if isinstance(e, K.Op) and e.name == "ifexp" and len(e.args) == 3:
+        test = _value(e.args[0], numbers)
+        return None if test is None else _value(e.args[1] if test else e.args[2], numbers)
     if isinstance(e, K.UnaryOp):
-        return replace(e, operand=_bound(e.operand, numbers))
+        return fold(replace(e, operand=_known(e.operand, numbers)))
     if isinstance(e, (K.BinOp, K.Compare)):
-        return replace(e, lhs=_bound(e.lhs, numbers), rhs=_bound(e.rhs, numbers))
-    return e
+        return fold(replace(e, lhs=_known(e.lhs, numbers), rhs=_known(e.rhs, numbers)))
+    if isinstance(e, K.BoolOp):
+        return fold(replace(e, items=tuple(_known(x, numbers) for x in e.items)))
+    return fold(e)
+
+
+def _known(e: K.Expr, numbers: Mapping[str, int]) -> K.Expr:
+    """``e`` as a constant of its value (itself where it has none, which fold then refuses)."""
+    v = _value(e, numbers)
+    return e if v is None else K.Const(v, e.loc)
