@@ -51,7 +51,8 @@ from .scope import fold_int, is_triton
 from .parsed import per_tree
 from .source_text import read_python
 from .shared_memory import check_bound_shapes
-from .loop_ends import I32_MAX, I32_MIN, counter_wraps, why_not_ending
+from .load_signs import untyped_source
+from .loop_ends import I32_MAX, I32_MIN, SignedOnly, counter_wraps, why_not_ending
 from .triton_rules import TritonRules
 from .python_numbers import PythonNumbers
 from .values import (HANDLES, I64, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
@@ -3818,7 +3819,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         self.merge_into(before, [after], names, s, "loop")
 
     def refuse_endless(self, s: K.While, tested: Value, names,
-                       not_ending: Optional[str] = None) -> None:
+                       not_ending: Union[str, SignedOnly, None] = None) -> None:
         """Refuse a `while` whose body assigns nothing its condition reads (the condition
         ``tested`` before the first iteration), unless that condition is surely false (a loop
         that never runs): nothing it reads changes in the loop (a constant, a param, a value
@@ -3835,6 +3836,9 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         if {x.id for x in K.walk_expr(s.cond) if isinstance(x, K.Name)} & set(names):
             if not_ending is None or self.ends_exactly(s):
                 return
+            if isinstance(not_ending, SignedOnly):
+                self.note_signed_only(s, not_ending)
+                return
             raise self.err(f"this `while` loop may never end: {not_ending}, so the verifier "
                            f"cannot show that the partition (or the kernel body) finishes, which "
                            f"its verdict says; count with a counter (`k = 0`, `while k < n:`, "
@@ -3845,6 +3849,21 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                        f"no `break`), so the partition would never finish, which the verdict "
                        f"could not say; bound the loop with range(), or update what the "
                        f"condition reads in its body", s, check="endless-loop")
+
+    def note_signed_only(self, s: K.While, why: SignedOnly) -> None:
+        """Keep, once per loop, that the `while` loop ``s`` ends only if the value its counter
+        compares, loaded through a pointer of no known element type, is signed (``why``): the
+        verdict is then not proved, its reason naming the pointer (cli/dump.py
+        _check_signed_loads), where a *u32 pointer would make the loop endless."""
+        if any(loc == s.loc for loc, _, _ in self.k.signed_only):
+            return
+        typed = ("no DEFAULT_CONFIG signature types it" if not self.k.config_signature else
+                 "it is not one pointer argument DEFAULT_CONFIG's signature types")
+        self.k.signed_only.append((s.loc, why.pointer, (
+            f"line {s.loc.line}: {why.pointer}'s element type is not known ({typed}): the "
+            f"`while` loop `while {self.src(s.cond)}:` ends if it is signed, but through a "
+            f"*u32 {why.pointer} {why.why}; type {why.pointer} in DEFAULT_CONFIG's signature, "
+            f"or cast the loaded value .to(tl.int32)")))
 
     def ends_exactly(self, s: K.While) -> bool:
         """Whether the walk of ``s`` iteration by iteration ended (the kernel body's:
@@ -4565,7 +4584,21 @@ class PrologueWalker(Walker):
         loc = v.node.loc
         text = self.src(v.node)
         ph = self.k.params.reserve(("load", loc.file, loc.line, loc.column), text, loc)
+        self.note_param_type(ph, v.node)
         return Sym(self.k.params.hint(ph), ph, text, True)
+
+    def note_param_type(self, ph: str, node) -> None:
+        """Note what the param ``ph`` of the kernel-body value ``node`` drops of its type:
+        unsigned (KernelCtx.unsigned_params), or read through a pointer of no known element type
+        (KernelCtx.untyped_params, frontend/load_signs.py), either of which decides whether a
+        `while` counter compared with it ends (frontend/loop_ends.py)."""
+        unsigned = self.tile_dtype(node)
+        if unsigned in ("uint32", "uint64"):
+            self.k.unsigned_params[ph] = unsigned
+        elif unsigned is None:
+            src = untyped_source(self, node)
+            if src is not None:
+                self.k.untyped_params[ph] = src
 
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and not value.shared and not value.unmodelled \
@@ -4587,9 +4620,8 @@ class PrologueWalker(Walker):
                 loc = node.loc
                 ph = self.k.params.reserve(("var", name, loc.file, loc.line, loc.column), py, loc)
                 runtime = True
-            unsigned = self.tile_dtype(value.node) if value.node is not None else None
-            if unsigned in ("uint32", "uint64"):
-                self.k.unsigned_params[ph] = unsigned
+            if value.node is not None:
+                self.note_param_type(ph, value.node)
             value = Sym(py, ph, self.src(value.node) if value.node is not None else py, runtime)
         self.env[name] = value
 
@@ -4795,6 +4827,8 @@ class Analysis:
     param_args: dict[str, str]
     assumptions: tuple[Assumption, ...]
     pipes: dict[str, PipeInfo]
+    #: `while` loops that end only if a load of no known element type is signed (KernelCtx)
+    signed_only: tuple = ()
 
 
 def pipe_info(decl: K.PipeDecl) -> PipeInfo:
@@ -5016,7 +5050,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     return Analysis(program,
                     {p: {n: rename(v) for n, v in b.items()} for p, b in bindings.items()},
                     {n: rename(v) for n, v in body.env.items()}, param_args, assumptions,
-                    dict(k.pipes))
+                    dict(k.pipes), tuple(k.signed_only))
 
 
 def unchecked_data_loops(k: KernelCtx, pnames: dict, known: set) -> Iterable[tuple]:

@@ -1,0 +1,156 @@
+"""A forty-eighth adversarial round (adversarial round 48): ``while`` counters loaded through a
+pointer of no known element type, ``tl.where`` of params as derived values, and integer types,
+helpers, early returns, aliases and branches around pipe events. Each case is a small kernel
+written to a file and read by tle-dump's main(); where the case is about what Triton 3.6 does,
+a plain ``@triton.jit`` kernel is compiled for sm_90a on the CPU and its TTIR read.
+
+Bugs found, one line each (before the fixes that came with this file):
+
+- a ``while`` loop whose counter is loaded through a pointer that no DEFAULT_CONFIG signature
+  types was proved by the signed counter rule: ``k = tl.load(cnt_ptr); while k >= 0: k -= 1``
+  (in a partition, in the kernel body, or loaded in the kernel body and handed to a partition),
+  ``while 0 <= k``, ``k = tl.load(cnt_ptr) + 0``, ``while k >= N`` with ``N >= 0``: a launch
+  whose ``cnt_ptr`` points to uint32 compares unsigned (``arith.cmpi uge``, always true at the
+  bound 0) and never ends, and the kernel was "verified" (exit 0); FIXED: the value may be a
+  uint32 as well as the int32 the verifier reads (frontend/load_signs.py), so a loop that ends
+  only when compared signed is not proved (bounded, exit 3), the reason naming the pointer,
+  the line and the unsigned reading (loop_ends.SignedOnly, cli/dump.py
+  ``_check_signed_loads``); counters that end under both readings stay proved.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .adversarial_oracles import triton_ttir
+from .adversarial_support import HEAD, dump, expect, indented
+
+#: the ring of this round: a writer of N tiles and a reader that first runs PART, the kernel
+#: body running BODY before the pipe and handing CARG to the reader as its C
+RING = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, cnt_ptr, N, C: tl.constexpr):
+    tle.assume(N >= 0)
+BODY    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N, C)),
+                             (consume, (kv, y_ptr, cnt_ptr, N, CARG))], [4], [232])
+
+
+def produce(kv, x_ptr, N, C: tl.constexpr):
+    w = kv.writer()
+    for p in range(N):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, cnt_ptr, N, C):
+    r = kv.reader()
+PART    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+'''
+
+
+def ring(part: str = "", body: str = "", carg: str = "C", cnt: str = "") -> str:
+    """:data:`RING` with the reader's ``part``, the kernel body's ``body`` and ``carg``; with
+    ``cnt`` a DEFAULT_CONFIG signature typing cnt_ptr so (none otherwise)."""
+    text = (RING.replace("PART", indented(part, 4)).replace("BODY", indented(body, 4))
+            .replace("CARG", carg))
+    if cnt:
+        text += ('\nDEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", '
+                 f'"cnt_ptr": "{cnt}", "N": "i32"}}, "constexprs": {{"C": 5}}}}\n')
+    return text
+
+
+def check(tmp_path, capsys, text: str, want) -> str:
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+    return err
+
+
+# ------------------------------------------- while counters loaded through an untyped pointer
+
+DOWN_TO_ZERO = "k = tl.load(cnt_ptr)\nwhile k >= 0:\n    k -= 1\n"
+SIGNED_ONLY = {
+    "partition load, k >= 0": ring(DOWN_TO_ZERO),
+    "partition load, 0 <= k": ring("k = tl.load(cnt_ptr)\nwhile 0 <= k:\n    k = k - 1\n"),
+    "partition load plus 0": ring("k = tl.load(cnt_ptr) + 0\nwhile k >= 0:\n    k -= 1\n"),
+    "partition load, k >= N": ring("k = tl.load(cnt_ptr)\nwhile k >= N:\n    k -= 1\n"),
+    "partition load through an offset": ring(
+        "k = tl.load(cnt_ptr + 1)\nwhile k >= 0:\n    k -= 1\n"),
+    "partition load under tl.maximum": ring(
+        "k = tl.maximum(tl.load(cnt_ptr), 3)\nwhile k >= 0:\n    k -= 1\n"),
+    "kernel-body load": ring(body=DOWN_TO_ZERO),
+    "kernel-body load handed to a partition": ring(
+        "k = C\nwhile k >= 0:\n    k -= 1\n", body="m = tl.load(cnt_ptr)\n", carg="m"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SIGNED_ONLY))
+def test_a_while_counter_loaded_untyped_that_ends_only_signed_is_not_proved(tmp_path, capsys,
+                                                                            name):
+    err = check(tmp_path, capsys, SIGNED_ONLY[name], (
+        "bounded", "only for cnt_ptr in signed element types",
+        "cnt_ptr's element type is not known (no DEFAULT_CONFIG signature types it)",
+        "ends if it is signed", "unsigned"))
+    assert "line " in err.split("not proved for other values")[1], err
+
+
+def test_the_json_report_of_a_signed_only_loop_is_not_verified(tmp_path, capsys):
+    import json
+
+    from .adversarial_support import run_dump, write_kernel
+
+    path = write_kernel(tmp_path, ring(DOWN_TO_ZERO))
+    code, out, _ = run_dump(capsys, "--format", "json", str(path))
+    (kernel,) = json.loads(out)["kernels"]
+    assert code == 3 and kernel["verified"] is False and kernel["verdict"] == "bounded", kernel
+    assert kernel["checked"] == {"cnt_ptr": "signed element types"}, kernel
+
+
+ENDS_EITHER_WAY = {
+    # a step of 1 against `<` (-1 against `>`) meets the bound before it wraps, either sign
+    "up to a loaded bound": ring("n = tl.load(cnt_ptr)\nk = 0\nwhile k < n:\n    k += 1\n"),
+    "loaded counter down to > 0": ring("k = tl.load(cnt_ptr)\nwhile k > 0:\n    k -= 1\n"),
+    # `k >= 1` stops at 0 whether k is compared signed or unsigned
+    "loaded counter down to >= 1": ring("k = tl.load(cnt_ptr)\nwhile k >= 1:\n    k -= 1\n"),
+    # a cast fixes the type: compared signed
+    "loaded counter cast to int32": ring(
+        "k = tl.load(cnt_ptr).to(tl.int32)\nwhile k >= 0:\n    k -= 1\n"),
+    # the signature types the pointer signed: Triton compares signed
+    "pointer typed *i32": ring(DOWN_TO_ZERO, cnt="*i32"),
+    # cast to an int64: compared signed, in 64 bits
+    "loaded counter cast to int64": ring(
+        "k = tl.load(cnt_ptr).to(tl.int64)\nwhile k >= 0:\n    k -= 1\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENDS_EITHER_WAY))
+def test_a_while_counter_that_ends_under_either_sign_stays_verified(tmp_path, capsys, name):
+    check(tmp_path, capsys, ENDS_EITHER_WAY[name], "verified")
+
+
+def test_a_loaded_counter_typed_u32_is_still_refused(tmp_path, capsys):
+    # the type known: compared unsigned, endless (round 47's rule)
+    check(tmp_path, capsys, ring(DOWN_TO_ZERO, cnt="*u32"),
+          ("rejected", "[endless-loop]", "unsigned"))
+
+
+def test_a_loaded_counter_that_wraps_signed_too_is_still_refused(tmp_path, capsys):
+    # `k <= n; k += 1` of a loaded n wraps in i32 at n = 2^31 - 1 already: rejected as before
+    check(tmp_path, capsys, ring("n = tl.load(cnt_ptr)\nk = 0\nwhile k <= n:\n    k += 1\n"),
+          ("rejected", "[endless-loop]", "read from memory"))
+
+
+def test_triton_compares_a_u32_load_with_zero_unsigned(tmp_path, monkeypatch):
+    """The oracle: through a ``*u32`` pointer, ``k >= 0`` of the loaded ``k`` is ``cmpi uge``
+    (always true); through ``*i32`` it is ``cmpi sge``."""
+    source = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+              "def k(x_ptr, N, C: tl.constexpr):\n"
+              "    k = tl.load(x_ptr)\n    while k >= 0:\n        k -= 1\n"
+              "    tl.store(x_ptr, k)\n")
+    typed = {t: triton_ttir(tmp_path, monkeypatch, source, f"{t}load",
+                            {"x_ptr": f"*{t}", "N": "i32", "C": "constexpr"})
+             for t in ("u32", "i32")}
+    assert "arith.cmpi uge" in typed["u32"] and "arith.cmpi sge" in typed["i32"], typed
