@@ -154,3 +154,82 @@ def test_triton_compares_a_u32_load_with_zero_unsigned(tmp_path, monkeypatch):
                             {"x_ptr": f"*{t}", "N": "i32", "C": "constexpr"})
              for t in ("u32", "i32")}
     assert "arith.cmpi uge" in typed["u32"] and "arith.cmpi sge" in typed["i32"], typed
+
+
+# ------------------------------------------------ tl.where of a comparison of its two values
+
+#: the ring whose writer loops over WBOUND and reader over RBOUND, the kernel body running
+#: BODY and handing WARG / RARG to the partitions as their N
+WHERE_RING = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N, C: tl.constexpr):
+BODY    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, WARG, C)), (consume, (kv, y_ptr, RARG, C))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, N, C: tl.constexpr):
+    w = kv.writer()
+WPRE    for p in range(WBOUND):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N, C: tl.constexpr):
+    r = kv.reader()
+    for p in range(RBOUND):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+'''
+
+
+def where_ring(body: str = "", wpre: str = "", wbound: str = "N", rbound: str = "N",
+               warg: str = "N", rarg: str = "N") -> str:
+    return (WHERE_RING.replace("BODY", indented(body, 4)).replace("WPRE", indented(wpre, 4))
+            .replace("WBOUND", wbound).replace("RBOUND", rbound).replace("WARG", warg)
+            .replace("RARG", rarg))
+
+
+WHERE_MAX = {
+    # a clamp of the trip count in a partition: a loop over it was `non-affine-loop`
+    "N > 0 in a partition": where_ring(wpre="M = tl.where(N > 0, N, 0)\n", wbound="M",
+                                       rbound="tl.maximum(N, 0)"),
+    "N < 0 in a partition, values swapped": where_ring(
+        wpre="M = tl.where(N < 0, 0, N)\n", wbound="M", rbound="tl.maximum(N, 0)"),
+    "0 < N in a partition": where_ring(wpre="M = tl.where(0 < N, N, 0)\n", wbound="M",
+                                       rbound="tl.maximum(0, N)"),
+    "N <= 8 in a partition (a minimum)": where_ring(
+        wpre="M = tl.where(N <= 8, N, 8)\n", wbound="M", rbound="tl.minimum(N, 8)"),
+    # a kernel-body value handed to both partitions: a derived param M >= 0
+    "kernel body, both partitions": where_ring(body="M = tl.where(N > 0, N, 0)\n", warg="M",
+                                               rarg="M"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WHERE_MAX))
+def test_a_where_of_its_own_comparison_reads_as_a_maximum(tmp_path, capsys, name):
+    code, err = dump(tmp_path, capsys, WHERE_MAX[name])
+    assert code in (0, 3) and "error" not in err, err  # no fault; proved or bounded
+
+
+def test_a_where_clamp_in_the_kernel_body_is_a_param_of_no_negative_value(tmp_path, capsys):
+    # M = max(N, 0): its domain is M >= 0, which the verdict names (an opaque param of every
+    # integer before)
+    err = check(tmp_path, capsys, WHERE_MAX["kernel body, both partitions"], "verified")
+    assert "(M >= 0)" in err, err
+
+
+def test_a_where_read_as_a_minimum_still_finds_the_mismatch(tmp_path, capsys):
+    # the writer commits min(N, 3) tiles, the reader waits N: a fault at N = 4
+    check(tmp_path, capsys, where_ring(wpre="M = tl.where(N > 3, 3, N)\n", wbound="M"),
+          ("rejected", "[wait-never-committed]", "N=4"))
+
+
+@pytest.mark.parametrize("where", ["tl.where(N > 0, N, 1)", "tl.where(N > 0, N + 0 * C, 0)"])
+def test_a_where_that_is_no_extremum_of_its_comparison_is_not_read_as_one(tmp_path, capsys,
+                                                                          where):
+    # `tl.where(N > 0, N, 1)` is not max(N, 1) at N = 0; a value of other text is no side of
+    # the comparison: the loop over it stays refused, as a bound not affine in params
+    check(tmp_path, capsys, where_ring(wpre=f"M = {where}\n", wbound="M"),
+          ("rejected", "[non-affine-loop]"))

@@ -52,6 +52,7 @@ from .parsed import per_tree
 from .source_text import read_python
 from .shared_memory import check_bound_shapes
 from .load_signs import untyped_source
+from .where_extrema import where_extremum
 from .loop_ends import I32_MAX, I32_MIN, SignedOnly, counter_wraps, why_not_ending
 from .triton_rules import TritonRules
 from .python_numbers import PythonNumbers
@@ -2901,6 +2902,11 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 # builtin_min of constexprs too): a derived param of no param, it gave a verdict
                 # "for every value of  ()"
                 return Aff(Affine.of((min if name == "min" else max)(*values)))
+        if triton and name == "where" and where_extremum(node) is not None and len(args) == 3:
+            # `tl.where(N > 0, N, 0)` is `tl.maximum(N, 0)`: read as that derived param
+            name = where_extremum(node)
+            path = f"{path.rsplit('.', 1)[0]}.{name}"
+            args = args[1:]
         if (triton or path.startswith("builtins.")) and name in PURE_OPS:
             if name in NARROWING_FUNCTIONS:
                 args = [self.load_base(a) for a in args]
