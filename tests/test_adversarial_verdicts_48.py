@@ -72,6 +72,19 @@ def check(tmp_path, capsys, text: str, want) -> str:
 # ------------------------------------------- while counters loaded through an untyped pointer
 
 DOWN_TO_ZERO = "k = tl.load(cnt_ptr)\nwhile k >= 0:\n    k -= 1\n"
+#: a helper that loads the count, and one that counts a value down to -1
+HELPERS = """
+
+@triton.jit
+def count(p):
+    return tl.load(p)
+
+
+@triton.jit
+def spin(k):
+    while k >= 0:
+        k -= 1
+"""
 SIGNED_ONLY = {
     "partition load, k >= 0": ring(DOWN_TO_ZERO),
     "partition load, 0 <= k": ring("k = tl.load(cnt_ptr)\nwhile 0 <= k:\n    k = k - 1\n"),
@@ -81,6 +94,14 @@ SIGNED_ONLY = {
         "k = tl.load(cnt_ptr + 1)\nwhile k >= 0:\n    k -= 1\n"),
     "partition load under tl.maximum": ring(
         "k = tl.maximum(tl.load(cnt_ptr), 3)\nwhile k >= 0:\n    k -= 1\n"),
+    "partition load through a helper": ring(
+        "k = count(cnt_ptr)\nwhile k >= 0:\n    k -= 1\n") + HELPERS,
+    "partition load spun by a helper": ring("spin(tl.load(cnt_ptr))\n") + HELPERS,
+    "partition atomic": ring("k = tl.atomic_add(cnt_ptr, 0)\nwhile k >= 0:\n    k -= 1\n"),
+    "partition sum of loads": ring(
+        "k = tl.sum(tl.load(cnt_ptr + tl.arange(0, 4)))\nwhile k >= 0:\n    k -= 1\n"),
+    "partition max of loads, as a method": ring(
+        "k = tl.load(cnt_ptr + tl.arange(0, 4)).max()\nwhile k >= 0:\n    k -= 1\n"),
     "kernel-body load": ring(body=DOWN_TO_ZERO),
     "kernel-body load handed to a partition": ring(
         "k = C\nwhile k >= 0:\n    k -= 1\n", body="m = tl.load(cnt_ptr)\n", carg="m"),

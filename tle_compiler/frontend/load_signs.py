@@ -26,6 +26,13 @@ from .values import Aff, Data, KernelArg, Sym
 
 #: operators whose integer result has the promoted type of their operands
 _ARITHMETIC = ("+", "-", "*", "//", "%", "&", "|", "^", "<<", ">>")
+#: functions whose result keeps the type of a 32-bit integer operand (the first): reductions
+#: (`tl.sum` of uint32 tiles is a uint32), shape and hint functions
+_KEEPS_TYPE = frozenset({
+    "tl.sum", "tl.max", "tl.min", "tl.xor_sum", "tl.cumsum", "tl.cumprod", "tl.abs",
+    "tl.clamp", "tl.reshape", "tl.ravel", "tl.view", "tl.broadcast_to", "tl.expand_dims",
+    "tl.multiple_of", "tl.max_contiguous", "tl.max_constancy", "tl.trans", "tl.permute",
+    "tl.sort", "tl.flip"})
 
 
 def untyped_load(walker, e: K.Expr) -> Optional[str]:
@@ -74,6 +81,8 @@ def untyped_source(walker, e: K.Expr, depth: int = 24,
         if e.name in ("tl.where", "tl.maximum", "tl.minimum"):
             items = e.args[1:] if e.name == "tl.where" else e.args
             return _first(walker, items, depth, seen)
+        if e.name in _KEEPS_TYPE and e.args:
+            return untyped_source(walker, e.args[0], depth - 1, seen)
         return untyped_load(walker, e)
     if isinstance(e, K.UnaryOp) and e.op in ("-", "+", "~"):
         return untyped_source(walker, e.operand, depth - 1, seen)
