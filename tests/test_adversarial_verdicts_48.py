@@ -254,3 +254,78 @@ def test_a_where_that_is_no_extremum_of_its_comparison_is_not_read_as_one(tmp_pa
     # the comparison: the loop over it stays refused, as a bound not affine in params
     check(tmp_path, capsys, where_ring(wpre=f"M = {where}\n", wbound="M"),
           ("rejected", "[non-affine-loop]"))
+
+
+# -------------------------------- conditions on a count loaded through an untyped pointer
+
+#: the kernel body loads the count and hands it to both partitions; the reader runs its
+#: windows under COND (of its loop variable p over the count, or of the count N)
+COUNTED = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, cnt_ptr, C: tl.constexpr):
+    n = tl.load(cnt_ptr)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, n, C)), (consume, (kv, y_ptr, n, C))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, N, C: tl.constexpr):
+    w = kv.writer()
+    for p in range(N):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N, C: tl.constexpr):
+    r = kv.reader()
+    for p in range(N):
+        if COND:
+            res = r.wait(p)
+            tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+            r.release(p)
+'''
+
+
+def test_a_condition_that_holds_only_signed_on_an_untyped_count_is_not_proved(tmp_path,
+                                                                             capsys):
+    # `p - 1 >= -1` always holds signed; through a *u32 cnt_ptr p is a uint32 (Triton types
+    # the loop variable by its bounds) and the compare is `uge p - 1, 0xffffffff`: true at p = 0
+    # only, so the reader waits index 0 alone and the writer blocks at index 2 (a deadlock)
+    err = check(tmp_path, capsys, COUNTED.replace("COND", "p - 1 >= -1"), (
+        "bounded", "only for cnt_ptr in signed element types",
+        "`p - 1 >= -1` decides which pipe events run", "compares it unsigned"))
+    assert "line 25" in err, err
+
+
+def test_a_condition_of_nonnegative_sides_on_an_untyped_count_stays_verified(tmp_path,
+                                                                            capsys):
+    # p >= 0 and 0 <= p + 1: both sides never negative, the same compare either way
+    check(tmp_path, capsys, COUNTED.replace("COND", "p + 1 >= 0"), "verified")
+
+
+def test_triton_types_a_loop_variable_over_a_u32_count_unsigned(tmp_path, monkeypatch):
+    """The oracle: over `range(n)` of a *u32 load, `p - 1 >= -1` is `cmpi uge`."""
+    source = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+              "def k(x_ptr, N, C: tl.constexpr):\n"
+              "    n = tl.load(x_ptr)\n    for p in range(n):\n        if p - 1 >= -1:\n"
+              "            tl.store(x_ptr + 1, p)\n")
+    ttir = triton_ttir(tmp_path, monkeypatch, source, "u32range",
+                       {"x_ptr": "*u32", "N": "i32", "C": "constexpr"})
+    assert "arith.cmpi uge" in ttir, ttir
+
+
+def test_a_kernel_body_comparison_of_an_untyped_load_is_qualified(tmp_path, capsys):
+    # `B = n - 1 >= 0` is false at n = 0 signed, true unsigned: the reader then waits index 0
+    # that the writer (min(n, 1) windows) never commits; the verdict, bounded for its own
+    # reason, is qualified to signed element types too
+    text = (COUNTED.replace("    n = tl.load(cnt_ptr)\n",
+                            "    n = tl.load(cnt_ptr)\n    B = n - 1 >= 0\n")
+            .replace("(consume, (kv, y_ptr, n, C))", "(consume, (kv, y_ptr, n, B))")
+            .replace("def consume(kv, y_ptr, N, C: tl.constexpr):",
+                     "def consume(kv, y_ptr, N, B):")
+            .replace("    for p in range(N):\n        s = w", "    for p in range(tl.minimum(N, 1)):\n"
+                     "        s = w")
+            .replace("    for p in range(N):\n        if COND:\n", "    for p in range(1):\n"
+                     "        if B:\n"))
+    check(tmp_path, capsys, text, ("bounded", "cnt_ptr in signed element types",
+                                   "`n - 1 >= 0`, which pipe events depend on"))

@@ -38,7 +38,7 @@ from typing import Iterable, Optional, Sequence
 from ..diagnostics import TleError, TleVerificationWarning
 from ..ir.nodes import Module, Program
 from ..passes import DEFAULT_PIPELINE, PASSES, PassContext, run_pipeline
-from ..passes.verdict import PROVED, REJECTED
+from ..passes.verdict import BOUNDED, PROVED, REJECTED
 from .report import KernelReport, diagnostic_json, render_json, render_text
 from .constexprs import lowering_constexprs
 
@@ -644,7 +644,7 @@ def _check_signed_loads(rep: KernelReport, loaded: Loaded) -> None:
     info = loaded.infos.get(rep.program.name)
     loops = getattr(info, "signed_only", ())
     if not loops or rep.stopped is not None or rep.verdict is None or \
-            rep.verdict.kind != PROVED:
+            rep.verdict.kind not in (PROVED, BOUNDED):
         return
     rep.signed_names = tuple(dict.fromkeys(pointer for _, pointer, _ in loops))
     rep.signed_only = "; ".join(why for _, _, why in loops)

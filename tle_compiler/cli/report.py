@@ -86,10 +86,16 @@ class KernelReport:
         if v is None:  # both passes ran and said nothing: no fault found, nothing proved
             return Verdict(UNKNOWN, reason="the passes gave no verdict")
         v = _narrowed(v, self.specialised)
+        if v.kind == BOUNDED and self.signed_only:
+            # a claim for the values checked holds only where the pointers point to signed
+            # integers too
+            return replace(v, reason=f"{v.reason}; {self.signed_only}", checked={
+                **v.checked, **{n: "signed element types" for n in self.signed_names}})
         if v.kind != PROVED:
             return v
         # checked for the integer values of a constexpr a launch may give as a float, or for
-        # pointers to signed integers where a `while` loop's ending needs them signed
+        # pointers to signed integers where a `while` loop's ending or a condition needs them
+        # signed
         reasons = [why for why in (self.integer_only, self.signed_only) if why]
         if not reasons:
             return v

@@ -129,6 +129,9 @@ class KernelCtx:
         # `while` loops that end only if such a load is signed: (location, pointer, why), the
         # verdict's reason for not proving them (cli/dump.py _check_signed_loads)
         self.signed_only: list[tuple[Loc, str, str]] = []
+        # placeholder of a kernel-body value computed by such a comparison -> its note, kept in
+        # signed_only where the Program reads the param
+        self.signed_params: dict[str, tuple[Loc, str, str]] = {}
 
     def reserve_pure(self, key: str, hint: str, loc: Loc) -> str:
         """The placeholder of the param standing for the pure expression ``key``."""

@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Optional
 
 from ..ir import kernel as K
-from .params import is_placeholder
 from .values import Aff, Data, KernelArg, Sym
 
 #: operators whose integer result has the promoted type of their operands
@@ -64,8 +63,8 @@ def untyped_source(walker, e: K.Expr, depth: int = 24,
     if isinstance(e, K.Name):
         v = walker.env.get(e.id)
         if isinstance(v, (Sym, Aff)):
-            phs = [v.param] if isinstance(v, Sym) else \
-                [ph for ph in v.expr.variables if is_placeholder(ph)]
+            # (a param, or a loop variable over such a count: KernelCtx.untyped_params)
+            phs = [v.param] if isinstance(v, Sym) else list(v.expr.variables)
             for ph in phs:
                 src = walker.k.untyped_params.get(ph)
                 if src is not None:
@@ -102,3 +101,35 @@ def _first(walker, items, depth: int, seen: frozenset) -> Optional[str]:
         if src is not None:
             return src
     return None
+
+
+def unsigned_compare(walker, cond: K.Expr) -> Optional[tuple[str, K.Expr]]:
+    """The pointer and the comparison of the first comparison in ``cond`` (through ``and`` /
+    ``or`` / ``not``) whose truth may depend on whether a value loaded through a pointer of no
+    known element type is signed: one side reads such a load (:func:`untyped_source`), neither
+    is a known 64-bit integer (beside which it is compared signed), and a side may be negative
+    as the verifier reads it (a negative value is past 2^31 - 1 as a uint32: `p - 1 >= -1`
+    holds at p = 0 only). None where every comparison reads both sides the same either way."""
+    for e in K.walk_expr(cond):
+        if not (isinstance(e, K.Compare) and e.op in ("<", "<=", ">", ">=")):
+            continue
+        sides = (e.lhs, e.rhs)
+        if any(walker.scalar_int_type(x) in ("int64", "uint64") for x in sides):
+            continue
+        pointer = next((p for p in (untyped_source(walker, x) for x in sides) if p is not None),
+                       None)
+        if pointer is None:
+            continue
+        if all(_nonnegative(walker, x) for x in sides):
+            continue
+        return pointer, e
+    return None
+
+
+def _nonnegative(walker, e: K.Expr) -> bool:
+    """Whether ``e`` is an integer affine in params and loop variables that is never negative
+    over their ranges as the verifier reads them (then its bits are the same number as a
+    uint32)."""
+    v = walker.eval_quiet(e)
+    aff = walker.as_aff(v) if v is not None else None
+    return aff is not None and walker.nonneg(aff)
