@@ -329,3 +329,27 @@ def test_a_kernel_body_comparison_of_an_untyped_load_is_qualified(tmp_path, caps
                      "        if B:\n"))
     check(tmp_path, capsys, text, ("bounded", "cnt_ptr in signed element types",
                                    "`n - 1 >= 0`, which pipe events depend on"))
+
+
+# ------------------------------------ a while counter rebound as a for loop's variable
+
+@pytest.mark.parametrize("where", ["partition", "kernel body"])
+def test_a_while_counter_rebound_by_a_for_loop_is_no_counter(tmp_path, capsys, where):
+    # `for k in range(1)` in the body: Triton yields `ub.poison` for k after that loop (the
+    # condition tests an undefined value; Python's k would be 0, ending the loop at once), and
+    # the counter rule, which counted the one `k -= 1`, proved the loop ended
+    stmts = ("k = 5\nwhile k > 2:\n    k -= 1\n    for k in range(1):\n"
+             "        tl.store(y_ptr, 1.0)\n")
+    text = ring(stmts) if where == "partition" else ring(body=stmts)
+    check(tmp_path, capsys, text, ("rejected", "[endless-loop]", "as the variable of the `for` "
+                                   "loop", "poison"))
+
+
+def test_triton_leaves_a_for_variable_poison_in_a_while_body(tmp_path, monkeypatch):
+    """The oracle: the while loop yields `ub.poison` for a name its body rebinds by a `for`."""
+    source = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+              "def k(x_ptr, N, C: tl.constexpr):\n"
+              "    k = 5\n    while k > 2:\n        k -= 1\n        for k in range(1):\n"
+              "            tl.store(x_ptr + k, 1.0)\n    tl.store(x_ptr, k.to(tl.float32))\n")
+    ttir = triton_ttir(tmp_path, monkeypatch, source, "forpoison")
+    assert "ub.poison" in ttir and "scf.yield %0" in ttir, ttir

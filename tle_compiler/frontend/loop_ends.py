@@ -12,7 +12,9 @@ tests/test_adversarial_verdicts_27.py):
   ``>``, ``>=``, of a name ``k`` the body assigns and an expression ``E`` that reads no name the
   body assigns (a param, a value fixed before the loop, memory nothing writes: a load of memory
   another partition writes is frontend/memory_waits.py's `memory-wait`);
-* the body assigns ``k`` once, as a statement of its own (under no `if` or loop of the body):
+* the body assigns ``k`` once, as a statement of its own (under no `if` or loop of the body),
+  and binds it as no `for` loop's variable (Triton leaves that a poison value after its loop:
+  adversarial round 48):
   ``k += c``, ``k -= c``, ``k = k + c``, ``k = k - c`` or ``k = c + k``, ``c`` a nonzero integer
   constant that moves ``k`` toward ending the comparison (up for ``<`` / ``<=``, down for ``>`` /
   ``>=``);
@@ -214,6 +216,14 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
     if k is None:
         return shape
     py = walker.k.names.py(k)
+    rebound = next((st for st in K.walk_stmts(s.body) if isinstance(st, K.For) and st.var == k),
+                   None)
+    if rebound is not None:
+        # Triton leaves a `for` loop's variable undefined after the loop (`ub.poison`): the
+        # condition then tests a poison value (Python's would be the loop's last value)
+        return (f"the body rebinds `{py}` as the variable of the `for` loop at line "
+                f"{rebound.loc.line}, which Triton leaves undefined after that loop (a poison "
+                f"value), so the condition tests no counter")
     stores = [st for st in K.walk_stmts(s.body) if isinstance(st, K.Assign) and st.target == k]
     steps = [_step(st, k, walker) for st in stores]
     if len(stores) != 1 or not any(st is stores[0] for st in s.body) \
