@@ -323,8 +323,8 @@ def test_a_kernel_body_comparison_of_an_untyped_load_is_qualified(tmp_path, caps
             .replace("(consume, (kv, y_ptr, n, C))", "(consume, (kv, y_ptr, n, B))")
             .replace("def consume(kv, y_ptr, N, C: tl.constexpr):",
                      "def consume(kv, y_ptr, N, B):")
-            .replace("    for p in range(N):\n        s = w", "    for p in range(tl.minimum(N, 1)):\n"
-                     "        s = w")
+            .replace("    for p in range(N):\n        s = w",
+                     "    for p in range(tl.minimum(N, 1)):\n        s = w")
             .replace("    for p in range(N):\n        if COND:\n", "    for p in range(1):\n"
                      "        if B:\n"))
     check(tmp_path, capsys, text, ("bounded", "cnt_ptr in signed element types",
@@ -353,3 +353,51 @@ def test_triton_leaves_a_for_variable_poison_in_a_while_body(tmp_path, monkeypat
               "            tl.store(x_ptr + k, 1.0)\n    tl.store(x_ptr, k.to(tl.float32))\n")
     ttir = triton_ttir(tmp_path, monkeypatch, source, "forpoison")
     assert "ub.poison" in ttir and "scf.yield %0" in ttir, ttir
+
+
+# --------------------------------------------- a for loop's variable read after the loop
+
+#: a name bound before a run-time loop that rebinds it as its variable, read after the loop
+POISON_READS = {
+    "store address": ("j = 7\nfor j in range(3):\n    tl.store(y_ptr, 1.0)\n"
+                      "tl.store(y_ptr + j, 1.0)\n"),
+    "loop bound": ("j = 7\nfor j in range(3):\n    tl.store(y_ptr, 1.0)\nfor q in range(j):\n"
+                   "    tl.store(y_ptr, 1.0)\n"),
+    "while condition": ("j = 7\nfor j in range(3):\n    tl.store(y_ptr, 1.0)\nwhile j > 0:\n"
+                        "    j -= 1\n"),
+    "after a while whose body rebinds it": (
+        "j = 0\nk = 5\nwhile k > 0:\n    k -= 1\n    for j in range(3):\n"
+        "        tl.store(y_ptr, 1.0)\ntl.store(y_ptr + j, 1.0)\n"),
+    "after an if one branch of which rebinds it": (
+        "j = 0\nif N > 3:\n    for j in range(3):\n        tl.store(y_ptr, 1.0)\n"
+        "tl.store(y_ptr + j, 1.0)\n"),
+    "tl.range": ("j = 7\nfor j in tl.range(0, 3):\n    tl.store(y_ptr, 1.0)\n"
+                 "tl.store(y_ptr + j, 1.0)\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(POISON_READS))
+def test_a_loop_variable_read_after_its_loop_is_undefined(tmp_path, capsys, name):
+    # Triton binds the variable to `ub.poison` and leaves it so after the loop, whether or not
+    # the name was bound before: the store (or loop, or test) reads an undefined value; it was
+    # verified with Python's value (the loop's last)
+    check(tmp_path, capsys, ring(POISON_READS[name]), (
+        "rejected", "[unknown-name]", "is the variable of the loop at line"))
+
+
+def test_a_static_loop_variable_read_after_the_loop_stays_verified(tmp_path, capsys):
+    # tl.static_range unrolls: the name keeps its last value, as in Python
+    check(tmp_path, capsys, ring("j = 7\nfor j in tl.static_range(3):\n    tl.store(y_ptr, 1.0)\n"
+                                 "tl.store(y_ptr + j, 1.0)\n"), "verified")
+
+
+def test_triton_leaves_a_loop_variable_bound_before_poison_after_the_loop(tmp_path, monkeypatch):
+    """The oracle: `j = 7; for j in range(3): ...; tl.store(x_ptr + j, ...)` stores at
+    `ub.poison`."""
+    source = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+              "def k(x_ptr, N, C: tl.constexpr):\n    j = 7\n    for j in range(3):\n"
+              "        tl.store(x_ptr, 1.0)\n    tl.store(x_ptr + j, 2.0)\n")
+    ttir = triton_ttir(tmp_path, monkeypatch, source, "poisonafter")
+    poison = next(line.split("=")[0].strip() for line in ttir.splitlines()
+                  if "ub.poison" in line)
+    assert f"tt.addptr %x_ptr, {poison}" in ttir, ttir
