@@ -15,7 +15,36 @@ Bugs found, one line each (before the fixes that came with this file):
   uint32 as well as the int32 the verifier reads (frontend/load_signs.py), so a loop that ends
   only when compared signed is not proved (bounded, exit 3), the reason naming the pointer,
   the line and the unsigned reading (loop_ends.SignedOnly, cli/dump.py
-  ``_check_signed_loads``); counters that end under both readings stay proved.
+  ``_check_signed_loads``); counters that end under both readings stay proved. Followed
+  through helpers, atomics, ``tl.where`` / ``tl.maximum`` and reductions (``tl.sum`` of uint32
+  tiles is a uint32).
+- a comparison of such a load deciding pipe events was read signed: ``n = tl.load(cnt_ptr)``
+  handed to both partitions as the count, the reader waiting under ``if p - 1 >= -1`` in
+  ``for p in range(n)`` (always true signed; Triton types ``p`` by its bounds, a uint32, and
+  ``cmpi uge p - 1, 0xffffffff`` holds at p = 0 only, so the writer blocks at index 2: a
+  deadlock), or a kernel-body ``B = n - 1 >= 0`` the Program reads; FIXED: such a comparison
+  with a side the verifier reads as negative qualifies the verdict to signed element types
+  (load_signs.unsigned_compare, protocol ``signed_conditions``); a bounded verdict is
+  qualified too.
+- a ``while`` counter the body also rebinds as a ``for`` loop's variable (``k -= 1`` beside
+  ``for k in range(1)``) was proved to end: Triton yields ``ub.poison`` for it after that loop,
+  so the condition tests an undefined value; FIXED: no counter (loop_ends.py, endless-loop).
+- a run-time loop's variable bound before the loop and read after it (``j = 7; for j in
+  range(3): ...; tl.store(y_ptr + j, ...)``, a loop bound or a ``while`` condition of it, or
+  such a read after a loop or run-time ``if`` whose body rebinds it so) was verified with
+  Python's value (the last iteration's): Triton leaves ``ub.poison`` there; FIXED: undefined
+  after the loop (build.py, ``unknown-name``), as a name first bound in the loop was.
+
+False rejection fixed: ``tl.where(N > 0, N, 0)`` (a ``tl.where`` choosing between the two sides
+of its own comparison) is read as the ``tl.maximum`` it is (frontend/where_extrema.py): a loop
+over it was ``non-affine-loop``, a kernel-body one an opaque param of every integer.
+
+Checked and found right (not pinned): a helper redefined later in the file (the last definition
+is the one called), a module constexpr rebound after the kernel, ``range(N, step=2)``, a
+negative tensor step, ``return`` in a loop or a helper, tuple swaps of pipes, shadowing
+``range``, a partition parameter with a default, ``not`` of an integer, a loop variable read
+after its loop (first bound there), names bound in one branch or in a loop body, tuple and
+conditional rebinding of a ``while`` counter.
 """
 
 from __future__ import annotations
