@@ -7,13 +7,17 @@ DEFAULT_CONFIG's signature types the pointer, :meth:`Walker.tile_dtype` knows th
 counter rule (frontend/loop_ends.py) reads the comparison as Triton does. Without a signature
 (or through a pointer computed from several arguments) the type is the launch's: the value may
 be a uint32 as well as the int32 the verifier reads, and a ``while`` loop whose ending holds only
-for the signed reading (``k = tl.load(cnt_ptr); while k >= 0: k -= 1``) is not proved.
+for the signed reading (``k = tl.load(cnt_ptr); while k >= 0: k -= 1``) is not proved, nor a
+comparison deciding pipe events whose truth may differ unsigned (:func:`unsigned_compare`:
+``p - 1 >= -1`` over ``range(n)`` of such a load, whose variable Triton types as the bounds).
 
-:func:`untyped_source` follows a value through names, arithmetic and ``tl.where`` /
-``tl.maximum`` / ``tl.minimum`` back to such a load (in a partition, the load itself; in the
-kernel body, or a kernel-body value handed to a partition, the param it became, which
-KernelCtx.untyped_params notes); a cast (``.to(tl.int32)``) or an operand of a known 64-bit or
-other known type fixes the type, and ends the search.
+:func:`untyped_source` follows a value through names, arithmetic, ``tl.where`` /
+``tl.maximum`` / ``tl.minimum``, reductions and shape functions back to such a load (in a
+partition, the load itself; in the kernel body, or a kernel-body value handed to a partition, the
+param it became; a loop variable over one: KernelCtx.untyped_params notes both); a cast
+(``.to(tl.int32)``) or an operand of a known 64-bit or other known type fixes the type, and ends
+the search. The verifier still reads such a load as 32 bits wide (the verdict's i32 caveat):
+an ``*i8`` or ``*fp32`` counter, or an ``*i64`` bound, is outside what is checked here.
 """
 
 from __future__ import annotations
