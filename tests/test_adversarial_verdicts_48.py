@@ -430,3 +430,15 @@ def test_triton_leaves_a_loop_variable_bound_before_poison_after_the_loop(tmp_pa
     poison = next(line.split("=")[0].strip() for line in ttir.splitlines()
                   if "ub.poison" in line)
     assert f"tt.addptr %x_ptr, {poison}" in ttir, ttir
+
+
+def test_a_kir_file_of_a_signed_only_loop_is_not_proved_either(tmp_path, capsys):
+    # the kernel IR text form of the ring (as --print-ir prints it) carries no signature: its
+    # protocol view keeps the loop's qualification too (Program.signed_only)
+    from .adversarial_support import run_dump, write_kernel
+
+    path = write_kernel(tmp_path, ring(DOWN_TO_ZERO))
+    _, kir, _ = run_dump(capsys, "--print-ir", "-p", "verify-protocol", str(path))
+    code, err = dump(tmp_path, capsys, kir, name="kernel.kir")
+    expect(code, err, ("bounded", "only for cnt_ptr in signed element types",
+                       "ends if it is signed"))

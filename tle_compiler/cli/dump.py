@@ -634,15 +634,15 @@ def _check_float_constexprs(rep: KernelReport, loaded: Loaded, fixed: dict) -> N
                             f"bound or a shape")
 
 
-def _check_signed_loads(rep: KernelReport, loaded: Loaded) -> None:
-    """A kernel proved but for `while` loops that end only if a value loaded through a pointer
-    of no known element type is signed (frontend/load_signs.py: no DEFAULT_CONFIG signature
-    types the pointer, KernelInfo.signed_only): through a *u32 pointer Triton compares the
-    counter unsigned and the loop never ends (`k = tl.load(cnt_ptr); while k >= 0: k -= 1`).
-    Its "verified" is qualified to signed element types: not proved (bounded, exit 3), the
-    reason naming each pointer and loop."""
-    info = loaded.infos.get(rep.program.name)
-    loops = getattr(info, "signed_only", ())
+def _check_signed_loads(rep: KernelReport) -> None:
+    """A kernel proved (or bounded) but for `while` loops that end, or comparisons deciding
+    pipe events that hold, only if a value loaded through a pointer of no known element type is
+    signed (frontend/load_signs.py: no DEFAULT_CONFIG signature types the pointer;
+    Program.signed_only, of a .py or a .kir file's kernel): through a *u32 pointer Triton
+    compares unsigned and the loop never ends (`k = tl.load(cnt_ptr); while k >= 0: k -= 1`).
+    Its claim is qualified to signed element types: not proved (bounded, exit 3), the reason
+    naming each pointer and line."""
+    loops = getattr(rep.program, "signed_only", ())
     if not loops or rep.stopped is not None or rep.verdict is None or \
             rep.verdict.kind not in (PROVED, BOUNDED):
         return
@@ -1986,7 +1986,7 @@ def _run(args, fmt: str) -> int:
         _check_default_shapes(rep, loaded)
         _check_memory_races(rep, loaded)
         _check_float_constexprs(rep, loaded, fixed)
-        _check_signed_loads(rep, loaded)
+        _check_signed_loads(rep)
         if not lowering:  # --gluon/--ttgir/--ptx translate it themselves (_dump_lowered)
             _check_translation(rep, path, loaded, fixed, args.bound)
 

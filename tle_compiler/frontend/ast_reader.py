@@ -268,7 +268,7 @@ def _kernel_info(built: Built, fdef: ast.FunctionDef, kern: K.Kernel, path: str,
                       tuple(p.name for p in kern.params if p.constexpr), pipes, tuple(infos),
                       {b.name: SharedBuffer(tuple(b.shape), b.dtype) for b in kern.buffers},
                       dict(built.module.scope.constants), a.values, a.param_args, a.assumptions,
-                      signed_only=a.signed_only, kir=kern)
+                      kir=kern)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -55,10 +55,6 @@ class KernelInfo:
     param_args: dict[str, str] = field(default_factory=dict)
     # the tle.assume comparisons of the kernel body, in order (a launch checks those of arguments)
     assumptions: tuple[Assumption, ...] = ()
-    # `while` loops that end only if a value loaded through a pointer of no known element type
-    # is signed: (location, pointer, why) (frontend/load_signs.py; cli/dump.py's verdict is then
-    # not proved)
-    signed_only: tuple = ()
     kir: Optional[K.Kernel] = field(default=None, repr=False, compare=False)
 
     @property

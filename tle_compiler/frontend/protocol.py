@@ -4879,8 +4879,6 @@ class Analysis:
     param_args: dict[str, str]
     assumptions: tuple[Assumption, ...]
     pipes: dict[str, PipeInfo]
-    #: `while` loops that end only if a load of no known element type is signed (KernelCtx)
-    signed_only: tuple = ()
 
 
 def pipe_info(decl: K.PipeDecl) -> PipeInfo:
@@ -5104,11 +5102,12 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases,
                       every_access=True, unnamed=unnamed,
                       zero_steps=tuple(k.zero_steps) + endless,
-                      data_loops=subst_body(tuple(k.data_loops), env_names))
+                      data_loops=subst_body(tuple(k.data_loops), env_names),
+                      signed_only=tuple(k.signed_only))
     return Analysis(program,
                     {p: {n: rename(v) for n, v in b.items()} for p, b in bindings.items()},
                     {n: rename(v) for n, v in body.env.items()}, param_args, assumptions,
-                    dict(k.pipes), tuple(k.signed_only))
+                    dict(k.pipes))
 
 
 def unchecked_data_loops(k: KernelCtx, pnames: dict, known: set) -> Iterable[tuple]:
