@@ -56,9 +56,12 @@ def triton_compile_error(tmp_path: Path, monkeypatch, source: str, tag: str,
     return result if isinstance(result, Exception) else None
 
 
-def triton_ttir(tmp_path: Path, monkeypatch, source: str, tag: str) -> str:
-    """The TTIR Triton compiles the module ``source`` (as :func:`triton_compile_error`'s) to."""
-    return _triton_compile(tmp_path, monkeypatch, source, tag, catch=False).asm["ttir"]
+def triton_ttir(tmp_path: Path, monkeypatch, source: str, tag: str,
+                signature: Optional[dict] = None) -> str:
+    """The TTIR Triton compiles the module ``source`` (as :func:`triton_compile_error`'s, with
+    ``signature``) to."""
+    return _triton_compile(tmp_path, monkeypatch, source, tag, catch=False,
+                           signature=signature).asm["ttir"]
 
 
 def lowering_problems(path: Path, min_grid: int = 1) -> list[str]:

@@ -239,10 +239,15 @@ def _compile(path: Path, n_type: str):
 
 
 def test_the_verifier_reads_a_loaded_count_as_a_signed_integer(tmp_path):
-    """What the compile has to hold the GPU to: the protocol is proved for every integer n."""
+    """What the compile has to hold the GPU to: the protocol is proved for every integer n,
+    where n_ptr points to signed integers. With no signature typing n_ptr, that is all tle-dump
+    claims (bounded, exit 3: adversarial round 48): through a *u32 n_ptr, `M >= 1` of `M = n -
+    1` is an unsigned compare, true at n = 0, where `n >= 2` is false and nothing is
+    committed."""
     path = write(tmp_path, "loaded", loaded_count_kernel("tl.load(n_ptr)"))
     code, _, err = dump([str(path)])
-    assert code == 0 and "verified for every value of n (every integer n)" in err
+    assert code == 3 and "proved for every value of n (every integer n)" in err, err
+    assert "only for n_ptr in signed element types" in err, err
 
 
 @pytest.mark.parametrize("n_type", ["*u32", "*u8", "*i8", "*i16", "*i64", "*fp32"])
@@ -290,7 +295,9 @@ def test_a_loaded_count_passed_inside_a_tuple_is_refused_too(tmp_path):
         .replace("def rd(p, a_ptr, n):\n", "def rd(p, a_ptr, meta):\n    M, c = meta\n") \
         .replace("    if n >= 2:\n", "    if M + 1 >= 2:\n")
     path = write(tmp_path, "tuple", src)
-    assert dump([str(path)])[0] == 0
+    # without a signature, proved only where n_ptr points to signed integers (round 48)
+    code, _, err = dump([str(path)])
+    assert code == 3 and "only for n_ptr in signed element types" in err, err
     with pytest.raises(TleError) as e:
         _compile(path, "*u32")
     assert "'M', which partition 'wr' receives as 'meta'" in str(e.value)
@@ -678,7 +685,9 @@ def test_a_loaded_value_that_decides_a_slot_access_is_refused_too(tmp_path):
     wrote."""
     pytest.importorskip("triton.experimental.gluon")
     path = write(tmp_path, "access", ACCESS_COUNT)
-    assert dump([str(path)])[0] == 0
+    # without a signature, proved only where n_ptr points to signed integers (round 48)
+    code, _, err = dump([str(path)])
+    assert code == 3 and "only for n_ptr in signed element types" in err, err
     with pytest.raises(TleError) as e:
         _compile(path, "*u32")
     assert e.value.check == "signature" and "of type u32" in str(e.value)

@@ -383,11 +383,12 @@ LOOP_CASES = {
         ring(writer("for t in range(N):", pre="a = 0\nb = 1\n",
                     body=_put("a") + "a, b = b, a + 2\n")),
         ("rejected", "[non-affine]")),
-    # after `for N in range(N)` Python's N is the last iteration's (N - 1)
+    # after `for N in range(N)` Python's N is the last iteration's (N - 1), Triton's a poison
+    # value (refused at the read since adversarial round 48, whether or not N was bound before)
     "the loop variable after the loop": (
         ring(writer("for N in range(N):", idx="N", post="w.close(N)\n"),
              reader("for p in range(N + 1):")),
-        ("rejected", "[non-affine]", "used after the loop")),
+        ("rejected", "[unknown-name]", "is the variable of the loop at line")),
     "for ... else": (ring(writer(post="else:\n    pass\n")),
                      ("rejected", "[unsupported-control-flow]", "else")),
     "break": (ring(writer(body=_put("p")

@@ -490,7 +490,7 @@ FOUND_RIGHT = {
     "a loop variable shadowed by an inner loop": (
         ring(writer(pre="", loop="for p in range(N):\n        for p in range(3):\n"
                                  "            pass")),
-        ("rejected", "[non-affine]", "used after the loop")),
+        ("rejected", "[unknown-name]", "is the variable of the loop at line")),
     "a loop variable spelt like the argument": (
         ring(writer("for N in range(N):", idx="N")), "verified"),
     "events in a with": (

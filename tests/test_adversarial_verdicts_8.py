@@ -800,7 +800,7 @@ CHECKED = {
     # one: refused, conservatively
     "an inner loop reusing the outer variable": (
         ring(writer(body="for p in range(2):\n    s = p\n" + PUT)),
-        ("rejected", "[non-affine]", "used after the loop")),
+        ("rejected", "[unknown-name]", "is the variable of the loop at line")),
     # strings are not folded: data around events
     "an annotated string compared around events": (
         ring(writer(pre="M: tl.constexpr = 'a'\n", body="if M == 'a':\n" + ind(PUT))),

@@ -38,7 +38,7 @@ from typing import Iterable, Optional, Sequence
 from ..diagnostics import TleError, TleVerificationWarning
 from ..ir.nodes import Module, Program
 from ..passes import DEFAULT_PIPELINE, PASSES, PassContext, run_pipeline
-from ..passes.verdict import PROVED, REJECTED
+from ..passes.verdict import BOUNDED, PROVED, REJECTED
 from .report import KernelReport, diagnostic_json, render_json, render_text
 from .constexprs import lowering_constexprs
 
@@ -632,6 +632,22 @@ def _check_float_constexprs(rep: KernelReport, loaded: Loaded, fixed: dict) -> N
                             f"reads integers only; give it a value in DEFAULT_CONFIG or with "
                             f"--param, or use it where Triton takes only an integer, a range "
                             f"bound or a shape")
+
+
+def _check_signed_loads(rep: KernelReport) -> None:
+    """A kernel proved (or bounded) but for `while` loops that end, or comparisons deciding
+    pipe events that hold, only if a value loaded through a pointer of no known element type is
+    signed (frontend/load_signs.py: no DEFAULT_CONFIG signature types the pointer;
+    Program.signed_only, of a .py or a .kir file's kernel): through a *u32 pointer Triton
+    compares unsigned and the loop never ends (`k = tl.load(cnt_ptr); while k >= 0: k -= 1`).
+    Its claim is qualified to signed element types: not proved (bounded, exit 3), the reason
+    naming each pointer and line."""
+    loops = getattr(rep.program, "signed_only", ())
+    if not loops or rep.stopped is not None or rep.verdict is None or \
+            rep.verdict.kind not in (PROVED, BOUNDED):
+        return
+    rep.signed_names = tuple(dict.fromkeys(pointer for _, pointer, _ in loops))
+    rep.signed_only = "; ".join(why for _, _, why in loops)
 
 
 def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dict[str, int],
@@ -1957,6 +1973,7 @@ def _run(args, fmt: str) -> int:
         _check_default_shapes(rep, loaded)
         _check_memory_races(rep, loaded)
         _check_float_constexprs(rep, loaded, fixed)
+        _check_signed_loads(rep)
         if not lowering:  # --gluon/--ttgir/--ptx translate it themselves (_dump_lowered)
             _check_translation(rep, path, loaded, fixed, args.bound)
 

@@ -56,6 +56,11 @@ class KernelReport:
     integer_only: str = ""
     #: the constexprs it names
     integer_names: tuple = ()
+    #: Why a "proved" verdict holds only where the pointers ``signed_names`` point to signed
+    #: integers: a `while` loop's counter loaded through one of no known element type ends
+    #: only when compared signed (cli/dump.py _check_signed_loads); "" otherwise.
+    signed_only: str = ""
+    signed_names: tuple = ()
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -81,11 +86,23 @@ class KernelReport:
         if v is None:  # both passes ran and said nothing: no fault found, nothing proved
             return Verdict(UNKNOWN, reason="the passes gave no verdict")
         v = _narrowed(v, self.specialised)
-        if self.integer_only and v.kind == PROVED:
-            # checked for the integer values of a constexpr a launch may give as a float
-            return replace(v, kind=BOUNDED, reason=f"proved for {v.scope}; {self.integer_only}",
-                           checked={n: "the integers" for n in self.integer_names})
-        return v
+        if v.kind == BOUNDED and self.signed_only:
+            # a claim for the values checked holds only where the pointers point to signed
+            # integers too
+            return replace(v, reason=f"{v.reason}; {self.signed_only}", checked={
+                **v.checked, **{n: "signed element types" for n in self.signed_names}})
+        if v.kind != PROVED:
+            return v
+        # checked for the integer values of a constexpr a launch may give as a float, or for
+        # pointers to signed integers where a `while` loop's ending or a condition needs them
+        # signed
+        reasons = [why for why in (self.integer_only, self.signed_only) if why]
+        if not reasons:
+            return v
+        checked = {**{n: "the integers" for n in self.integer_names if self.integer_only},
+                   **{n: "signed element types" for n in self.signed_names if self.signed_only}}
+        return replace(v, kind=BOUNDED, reason=f"proved for {v.scope}; {'; '.join(reasons)}",
+                       checked=checked)
 
     @property
     def verified(self) -> bool:

@@ -1540,14 +1540,19 @@ class Builder(BuildRules, ConstexprRules):
                 f.carried.pop(name, None)
                 f.carried_by.pop(name, None)
         self.same_each_iteration(before, stored, s)
-        self._merge(before, [dict(f.env)])
+        end = dict(f.env)
+        self._merge(before, [end])
         f.env[s.target.id] = None
         if not RANGES[path]:  # (a static_range loop is unrolled: its names stay, as in Python)
             self.undefined_after(before, s, f"it is bound only inside the loop at line "
                                             f"{s.lineno}")
-            if s.target.id in f.undefined:
-                f.undefined[s.target.id] = (f"'{s.target.id}' is the variable of the loop at "
-                                            f"line {s.lineno}")
+            self.poisoned_after(before, [end])
+            # Triton binds the variable to a placeholder (`ub.poison`) before the loop and
+            # leaves it so after it, whether or not the name was bound before the loop: a read
+            # after it reads an undefined value (Python's is the last value, or the one before)
+            f.env.pop(s.target.id, None)
+            f.undefined[s.target.id] = (f"'{s.target.id}' is the variable of the loop at "
+                                        f"line {s.lineno}")
         self.emit(K.For(f.kir(s.target.id), start, stop, step, body, RANGES[path], self.loc(s),
                         options))
 
@@ -1601,6 +1606,17 @@ class Builder(BuildRules, ConstexprRules):
             f.env.pop(name, None)
             self.tuple_shapes.pop(f.kir(name), None)
             f.undefined[name] = why
+
+    def poisoned_after(self, before: dict, ends: list[dict]) -> None:
+        """After a run-time loop or ``if`` (an scf region), a name bound before it that is
+        undefined at the end of one of its paths (``ends``: the environments there), as the
+        variable of a run-time loop inside is (`j = 0; while ...: for j in range(3): ...`), is
+        undefined after it too: the region yields Triton's placeholder (`ub.poison`) for it on
+        that path, and a read after it reads an undefined value (Python's, the loop's last)."""
+        f = self.frame
+        for name in sorted(before):
+            if name in f.undefined and any(name not in end for end in ends):
+                f.env.pop(name, None)
 
     def range_args(self, path: str, it: ast.Call, s: ast.For
                    ) -> tuple[K.Expr, K.Expr, K.Expr, tuple[tuple[str, K.Expr], ...]]:
@@ -1729,6 +1745,7 @@ class Builder(BuildRules, ConstexprRules):
         orelse = orelse + tuple(bound[1])
         self._merge(before, [env_then, env_else], both=True)
         if runtime:
+            self.poisoned_after(before, [env_then, env_else])
             # an scf.if: a name one branch binds (and not before) is undefined after it
             self.undefined_after(before, s, f"it is bound in one branch only of the `if` at "
                                             f"line {s.lineno}",
@@ -1824,6 +1841,13 @@ class Builder(BuildRules, ConstexprRules):
         f = self.frame
         carried = self.carry_tuples(s.body, s)
         stored = self.rebound(s.body, s)
+        for node in ast.walk(s.test):
+            # the first test reads a name the body rebinds with its value before the loop: one
+            # Triton leaves undefined there (a loop's variable after its loop) is refused, as a
+            # read of it elsewhere is (below, the body's names are read as run-time values)
+            if isinstance(node, ast.Name) and node.id in stored and node.id in f.undefined \
+                    and node.id not in f.env:
+                self.lookup(node.id, node)
         before = dict(f.env)
         placeholders = set(f.placeholders)
         for n in stored:
@@ -1853,9 +1877,11 @@ class Builder(BuildRules, ConstexprRules):
                 f.carried.pop(name, None)
                 f.carried_by.pop(name, None)
         self.same_each_iteration(before, stored, s)
-        self._merge(before, [dict(f.env)])
+        end = dict(f.env)
+        self._merge(before, [end])
         self.undefined_after(before, s, f"it is bound only inside the while loop at line "
                                         f"{s.lineno}")
+        self.poisoned_after(before, [end])
         self.emit(K.While(cond, body, self.loc(s)))
 
     def rebound(self, stmts: list[ast.stmt], node: ast.stmt) -> set[str]:

@@ -123,6 +123,17 @@ class KernelCtx:
         # tl.full([], 5, tl.uint32)`) -> its type: the param drops the type, which decides
         # whether a `while` counter compared with it wraps (frontend/loop_ends.py)
         self.unsigned_params: dict[str, str] = {}
+        # placeholder of a kernel-body value loaded through a pointer of no known element type
+        # (or IR variable of a loop over one) -> that pointer (frontend/load_signs.py): the
+        # value may be unsigned as well as signed
+        self.untyped_params: dict[str, str] = {}
+        # `while` loops that end, and comparisons deciding events that hold, only if such a load
+        # is signed: (location, pointer, why), Program.signed_only (cli/dump.py
+        # _check_signed_loads qualifies the verdict with them)
+        self.signed_only: list[tuple[Loc, str, str]] = []
+        # placeholder of a kernel-body value computed by such a comparison -> its note, kept in
+        # signed_only where the Program reads the param
+        self.signed_params: dict[str, tuple[Loc, str, str]] = {}
 
     def reserve_pure(self, key: str, hint: str, loc: Loc) -> str:
         """The placeholder of the param standing for the pure expression ``key``."""

@@ -12,7 +12,9 @@ tests/test_adversarial_verdicts_27.py):
   ``>``, ``>=``, of a name ``k`` the body assigns and an expression ``E`` that reads no name the
   body assigns (a param, a value fixed before the loop, memory nothing writes: a load of memory
   another partition writes is frontend/memory_waits.py's `memory-wait`);
-* the body assigns ``k`` once, as a statement of its own (under no `if` or loop of the body):
+* the body assigns ``k`` once, as a statement of its own (under no `if` or loop of the body),
+  and binds it as no `for` loop's variable (Triton leaves that a poison value after its loop:
+  adversarial round 48):
   ``k += c``, ``k -= c``, ``k = k + c``, ``k = k - c`` or ``k = c + k``, ``c`` a nonzero integer
   constant that moves ``k`` toward ending the comparison (up for ``<`` / ``<=``, down for ``>`` /
   ``>=``);
@@ -44,6 +46,7 @@ Then ``k`` moves by ``c`` at every iteration and reaches the bound: the loop end
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Optional
 
 from ..ir import kernel as K
@@ -51,6 +54,7 @@ from ..ir.expr import Affine
 from ..ir.i32 import I32_MAX, I32_MIN
 from ..ir.loop_counter import innermost_next_counter
 from ..ir.promotion import computation_type
+from .load_signs import untyped_source
 from .params import is_placeholder
 from .values import I64, Aff, KernelArg, Sym
 
@@ -212,6 +216,14 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
     if k is None:
         return shape
     py = walker.k.names.py(k)
+    rebound = next((st for st in K.walk_stmts(s.body) if isinstance(st, K.For) and st.var == k),
+                   None)
+    if rebound is not None:
+        # Triton leaves a `for` loop's variable undefined after the loop (`ub.poison`): the
+        # condition then tests a poison value (Python's would be the loop's last value)
+        return (f"the body rebinds `{py}` as the variable of the `for` loop at line "
+                f"{rebound.loc.line}, which Triton leaves undefined after that loop (a poison "
+                f"value), so the condition tests no counter")
     stores = [st for st in K.walk_stmts(s.body) if isinstance(st, K.Assign) and st.target == k]
     steps = [_step(st, k, walker) for st in stores]
     if len(stores) != 1 or not any(st is stores[0] for st in s.body) \
@@ -244,20 +256,59 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
         # bound is met before they wrap, as `k < 0` / `k > 2^bits - 1` never holds)
         return None
     if unsigned is not None:
-        # an unsigned comparison (Triton promotes an int32 beside a uint32 to uint32): the
-        # counter wraps at 0 and 2^bits - 1, not at the ends of i32, so `k >= 0; k -= 1` of a
-        # uint32 `k` never ends (`icmp uge k, 0` always holds), nor `k <= -1; k += 1` (the -1 is
-        # 2^32 - 1 there): only a bound known when the kernel is read whose last value stays
-        # inside the unsigned range shows an end
-        bits = 64 if unsigned == "uint64" else 32
-        if e is not None:
-            if 0 <= _last_value(e % (1 << bits), c, op, up) < (1 << bits):
-                return None
-        edge = f"2^{bits} - 1" if up else "0"
-        return (f"`{py}` is compared with `{walker.src(bound)}` unsigned (as a {unsigned}, "
-                f"as Triton promotes them), so its step {c} against `{op}` may carry it past "
-                f"{edge}, where it wraps and the condition holds again (a step of 1 against "
-                f"`<`, of -1 against `>`, never wraps)")
+        why = _unsigned_reason(walker, bound, e, c, op, up, unsigned)
+        return None if why is None else f"`{py}` is {why}"
+    signed = _signed_reason(walker, s, py, bound, e, c, op, up)
+    if signed is not None:
+        return signed
+    # ends when compared signed; a counter or bound loaded through a pointer of no known
+    # element type may be a uint32, compared unsigned (frontend/load_signs.py)
+    sides = (K.Name(k), bound)
+    if any(_wide(walker, x, walker.tile_dtype(x)) for x in sides):
+        return None  # (a 32-bit value beside an int64 is compared signed, in 64 bits)
+    pointer = next((p for p in (untyped_source(walker, x) for x in sides) if p is not None),
+                   None)
+    if pointer is None:
+        return None
+    why = _unsigned_reason(walker, bound, e, c, op, up, "uint32")
+    return None if why is None else SignedOnly(pointer, f"`{py}` is {why}")
+
+
+@dataclass(frozen=True)
+class SignedOnly:
+    """A `while` loop that ends where the value its counter or bound loads through ``pointer``
+    (whose element type is not known) is signed, and may not where it is unsigned (``why``,
+    the unsigned reading's reason): neither refused nor proved (the verdict is not proved, its
+    reason naming ``pointer``)."""
+
+    pointer: str
+    why: str
+
+
+def _unsigned_reason(walker, bound: K.Expr, e: Optional[int], c: int, op: str, up: bool,
+                     unsigned: str) -> Optional[str]:
+    """Why a counter compared with ``bound`` (``e``: its value where known) as an ``unsigned``
+    type may never end (a phrase that follows the counter's name), or None where it ends: the
+    counter wraps at 0 and 2^bits - 1, not at the ends of i32, so `k >= 0; k -= 1` of a uint32
+    `k` never ends (`icmp uge k, 0` always holds), nor `k <= -1; k += 1` (the -1 is 2^32 - 1
+    there): only a bound known when the kernel is read whose last value stays inside the
+    unsigned range shows an end (a step of 1 against `<`, -1 against `>`, ends before)."""
+    bits = 64 if unsigned == "uint64" else 32
+    if e is not None and 0 <= _last_value(e % (1 << bits), c, op, up) < (1 << bits):
+        return None
+    edge = f"2^{bits} - 1" if up else "0"
+    return (f"compared with `{walker.src(bound)}` unsigned (as a {unsigned}, as Triton promotes "
+            f"them), so its step {c} against `{op}` may carry it past {edge}, where it wraps and "
+            f"the condition holds again (a step of 1 against `<`, of -1 against `>`, never "
+            f"wraps)")
+
+
+def _signed_reason(walker, s: K.While, py: str, bound: K.Expr, e: Optional[int], c: int,
+                   op: str, up: bool) -> Optional[str]:
+    """Why the counter ``py`` stepping by ``c`` against ``op`` ``bound`` (``e``: its value where
+    known) may never end when compared signed in i32 (a phrase), or None where it ends: its
+    last value stays inside i32 for a bound known when the kernel is read, or for every value
+    of a bound affine in params over their domains."""
     if e is not None:
         if I32_MIN <= _last_value(e, c, op, up) <= I32_MAX:
             return None

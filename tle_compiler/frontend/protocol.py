@@ -51,7 +51,9 @@ from .scope import fold_int, is_triton
 from .parsed import per_tree
 from .source_text import read_python
 from .shared_memory import check_bound_shapes
-from .loop_ends import I32_MAX, I32_MIN, counter_wraps, why_not_ending
+from .load_signs import unsigned_compare, untyped_source
+from .where_extrema import where_extremum
+from .loop_ends import I32_MAX, I32_MIN, SignedOnly, counter_wraps, why_not_ending
 from .triton_rules import TritonRules
 from .python_numbers import PythonNumbers
 from .values import (HANDLES, I64, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
@@ -2900,6 +2902,11 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 # builtin_min of constexprs too): a derived param of no param, it gave a verdict
                 # "for every value of  ()"
                 return Aff(Affine.of((min if name == "min" else max)(*values)))
+        if triton and name == "where" and where_extremum(node) is not None and len(args) == 3:
+            # `tl.where(N > 0, N, 0)` is `tl.maximum(N, 0)`: read as that derived param
+            name = where_extremum(node)
+            path = f"{path.rsplit('.', 1)[0]}.{name}"
+            args = args[1:]
         if (triton or path.startswith("builtins.")) and name in PURE_OPS:
             if name in NARROWING_FUNCTIONS:
                 args = [self.load_base(a) for a in args]
@@ -3674,6 +3681,13 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         self.forget_slots(names, s)
         ir_var = self.fresh_loop_var(self.k.names.py(s.var))
         runtime = not s.static
+        if runtime:
+            # Triton types the variable by its bounds: over a count loaded through a pointer of
+            # no known element type it may be a uint32 (load_signs.py)
+            src = next((p for p in (untyped_source(self, x) for x in (s.start, s.stop))
+                        if p is not None), None)
+            if src is not None:
+                self.k.untyped_params[ir_var] = src
         self.env[s.var] = (Aff(Affine.of(ir_var), runtime) if bounds
                            else Data(node=K.Name(s.var, s.loc), runtime=runtime))
         self.env[s.var] = self.range_variable_width(s, self.env[s.var], wide)
@@ -3818,7 +3832,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         self.merge_into(before, [after], names, s, "loop")
 
     def refuse_endless(self, s: K.While, tested: Value, names,
-                       not_ending: Optional[str] = None) -> None:
+                       not_ending: Union[str, SignedOnly, None] = None) -> None:
         """Refuse a `while` whose body assigns nothing its condition reads (the condition
         ``tested`` before the first iteration), unless that condition is surely false (a loop
         that never runs): nothing it reads changes in the loop (a constant, a param, a value
@@ -3835,6 +3849,9 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         if {x.id for x in K.walk_expr(s.cond) if isinstance(x, K.Name)} & set(names):
             if not_ending is None or self.ends_exactly(s):
                 return
+            if isinstance(not_ending, SignedOnly):
+                self.note_signed_only(s, not_ending)
+                return
             raise self.err(f"this `while` loop may never end: {not_ending}, so the verifier "
                            f"cannot show that the partition (or the kernel body) finishes, which "
                            f"its verdict says; count with a counter (`k = 0`, `while k < n:`, "
@@ -3845,6 +3862,48 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                        f"no `break`), so the partition would never finish, which the verdict "
                        f"could not say; bound the loop with range(), or update what the "
                        f"condition reads in its body", s, check="endless-loop")
+
+    def note_signed_only(self, s: K.While, why: SignedOnly) -> None:
+        """Keep, once per loop, that the `while` loop ``s`` ends only if the value its counter
+        compares, loaded through a pointer of no known element type, is signed (``why``): the
+        verdict is then not proved, its reason naming the pointer (cli/dump.py
+        _check_signed_loads), where a *u32 pointer would make the loop endless."""
+        self.note_signed_reading(s.loc, why.pointer, (
+            f"the `while` loop `while {self.src(s.cond)}:` ends if it is signed, but through a "
+            f"*u32 {why.pointer} {why.why}"))
+
+    def note_signed_reading(self, loc, pointer: str, what: str,
+                            ph: Optional[str] = None) -> None:
+        """Keep, once per location, that what the statement at ``loc`` does holds as the
+        verifier reads it only if ``pointer`` (of no known element type) points to signed
+        integers (``what``: how, and what an unsigned one would do); the verdict is then not
+        proved, its reason naming the pointer and the line (cli/dump.py _check_signed_loads).
+        With ``ph``, the kernel-body value of that param is computed so: kept only if the
+        Program reads it (KernelCtx.signed_params, :func:`analyse`)."""
+        typed = ("no DEFAULT_CONFIG signature types it" if not self.k.config_signature else
+                 "it is not one pointer argument DEFAULT_CONFIG's signature types")
+        note = (loc, pointer, (
+            f"line {loc.line}: {pointer}'s element type is not known ({typed}): {what}; type "
+            f"{pointer} in DEFAULT_CONFIG's signature, or cast the loaded value .to(tl.int32)"))
+        if ph is not None:
+            self.k.signed_params.setdefault(ph, note)
+        elif not any(at == loc for at, _, _ in self.k.signed_only):
+            self.k.signed_only.append(note)
+
+    def signed_conditions(self, cond: K.Expr, loc, what: str) -> None:
+        """Note (:meth:`note_signed_reading`) a comparison in ``cond`` that Triton computes
+        unsigned where a value loaded through a pointer of no known element type is a uint32,
+        and whose truth then may differ from the signed one the verifier reads
+        (load_signs.unsigned_compare: `p - 1 >= -1` of a loop variable over such a count holds
+        only at p = 0 when unsigned). ``what``: what the condition decides (a phrase)."""
+        found = unsigned_compare(self, cond)
+        if found is None:
+            return
+        pointer, compare = found
+        self.note_signed_reading(loc, pointer, (
+            f"`{self.src(compare)}` decides {what} as the verifier reads it where it is signed, "
+            f"but through a *u32 {pointer} Triton compares it unsigned, where a side the "
+            f"verifier reads as negative is past 2^31 - 1, and its truth may differ"))
 
     def ends_exactly(self, s: K.While) -> bool:
         """Whether the walk of ``s`` iteration by iteration ended (the kernel body's:
@@ -3915,6 +3974,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                            f"and kernel params: `{self.src(s.cond)}` ({cond.reason}; line "
                            f"{s.loc.line}). Which events a partition performs must not depend on "
                            f"data", s, check="non-affine-if")
+        self.signed_conditions(s.cond, s.loc, "which pipe events run")
         self.out.append(If(cond, tuple(then), tuple(orelse), s.loc))
 
     def written_test(self, s: Union[K.If, K.While], kind: type) -> Optional[ast.expr]:
@@ -4565,7 +4625,32 @@ class PrologueWalker(Walker):
         loc = v.node.loc
         text = self.src(v.node)
         ph = self.k.params.reserve(("load", loc.file, loc.line, loc.column), text, loc)
+        self.note_param_type(ph, v.node)
         return Sym(self.k.params.hint(ph), ph, text, True)
+
+    def note_param_type(self, ph: str, node) -> None:
+        """Note what the param ``ph`` of the kernel-body value ``node`` drops of its type:
+        unsigned (KernelCtx.unsigned_params), or read through a pointer of no known element type
+        (KernelCtx.untyped_params, frontend/load_signs.py), either of which decides whether a
+        `while` counter compared with it ends (frontend/loop_ends.py)."""
+        unsigned = self.tile_dtype(node)
+        if unsigned in ("uint32", "uint64"):
+            self.k.unsigned_params[ph] = unsigned
+        elif unsigned is None:
+            src = untyped_source(self, node)
+            if src is not None:
+                self.k.untyped_params[ph] = src
+        found = unsigned_compare(self, node)
+        if found is not None:
+            # a comparison of such a load computes the value (`B = n - 1 >= 0`): Triton's
+            # unsigned one may give another truth
+            pointer, compare = found
+            value = "" if compare is node else f" in `{self.src(node)}`"
+            self.note_signed_reading(node.loc, pointer, (
+                f"`{self.src(compare)}`{value}, which pipe events depend on, holds as the "
+                f"verifier reads it where it is signed, but through a *u32 {pointer} Triton "
+                f"compares it unsigned, where a side the verifier reads as negative is past "
+                f"2^31 - 1, and its truth may differ"), ph)
 
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and not value.shared and not value.unmodelled \
@@ -4587,9 +4672,8 @@ class PrologueWalker(Walker):
                 loc = node.loc
                 ph = self.k.params.reserve(("var", name, loc.file, loc.line, loc.column), py, loc)
                 runtime = True
-            unsigned = self.tile_dtype(value.node) if value.node is not None else None
-            if unsigned in ("uint32", "uint64"):
-                self.k.unsigned_params[ph] = unsigned
+            if value.node is not None:
+                self.note_param_type(ph, value.node)
             value = Sym(py, ph, self.src(value.node) if value.node is not None else py, runtime)
         self.env[name] = value
 
@@ -4978,6 +5062,12 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
 
     check_free_buffers(k)
     uses = used_placeholders(partitions)
+    # kernel-body values computed by a comparison of a load of no known element type, which
+    # the Program reads: the verdict holds only where that load is signed
+    for ph in uses:
+        note = k.signed_params.get(ph)
+        if note is not None and not any(at == note[0] for at, _, _ in k.signed_only):
+            k.signed_only.append(note)
     k.refuse_truths()
     extra = assumed_unused(k, uses)
     params, partitions, pnames = finalize(k.params, partitions, extra)
@@ -5012,7 +5102,8 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases,
                       every_access=True, unnamed=unnamed,
                       zero_steps=tuple(k.zero_steps) + endless,
-                      data_loops=subst_body(tuple(k.data_loops), env_names))
+                      data_loops=subst_body(tuple(k.data_loops), env_names),
+                      signed_only=tuple(k.signed_only))
     return Analysis(program,
                     {p: {n: rename(v) for n, v in b.items()} for p, b in bindings.items()},
                     {n: rename(v) for n, v in body.env.items()}, param_args, assumptions,
