@@ -3496,6 +3496,18 @@ class Builder(BuildRules, ConstexprRules):
             # lowering evaluates with the launch's values (frontend/budgets.py).
             names = {n.id for e in regs_node.elts for n in ast.walk(e)
                      if isinstance(n, ast.Name) and n.id in self.constexpr_params}
+            for name in sorted(names):
+                # a constexpr parameter the kernel body assigns (`WIDE = 0`) is a tensor in
+                # Triton from there on (a plain assignment makes it one), no number a budget can
+                # be: the budget expressions are evaluated with the parameters' launch values,
+                # which would lower a budget of the value before the assignment
+                if name in self.frame.stores:
+                    line = self.frame.stores[name][0][0]
+                    raise self.err(f"warp_specialize: the register budget reads constexpr "
+                                   f"parameter `{name}`, which the kernel assigns at line "
+                                   f"{line} (a tensor in Triton from there on, no constexpr): "
+                                   f"write the budget with constexpr parameters the kernel "
+                                   f"does not assign", regs_node, check="bad-warp-specialize")
             if names and any(isinstance(r, Unevaluated) for r in regs_given):
                 self.budget_exprs = (tuple(self.value(e) for e in regs_node.elts),
                                      self.loc(regs_node))
