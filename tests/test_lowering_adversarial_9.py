@@ -8,7 +8,12 @@ Wrong and fixed:
   value: the Gluon assigned ``WIDE = 0`` and launched the worker with ``[232]``, where the source
   says 224 (and Triton, whose plain assignment makes ``WIDE`` an i32 tensor, has no number there
   at all). The builder now refuses a budget that reads a constexpr parameter the kernel assigns,
-  naming the assignment's line (frontend/build.py, ``warp_specialize``)."""
+  naming the assignment's line (frontend/build.py, ``warp_specialize``); so is one reading a
+  local a plain assignment bound (``R = 224 + 8 * WIDE``, an i32 tensor in Triton).
+
+A false refusal fixed: ``R: tl.constexpr = 224 + 8 * WIDE; worker_num_regs=[R]`` (a constexpr in
+Triton) was refused as "register budgets must be integer literals": the budget's constexprs were
+looked for in its source text, not in the expression the builder reads it as."""
 
 from __future__ import annotations
 
@@ -59,7 +64,7 @@ def test_a_budget_of_a_reassigned_constexpr_is_refused(tmp_path, prelude):
     path = ring_variant(tmp_path, *with_wide("[224 + 8 * WIDE]", prelude))
     code, out, err = dump(["-q", "--gluon", str(path)])
     assert code == 1, (out, err)
-    assert "reads constexpr parameter `WIDE`, which the kernel assigns at line 17" in err, err
+    assert "reads `WIDE`, which the kernel assigns at line 17" in err, err
     assert "[232]" not in out
 
 
@@ -67,6 +72,31 @@ def test_a_budget_of_an_unassigned_constexpr_is_its_value(tmp_path):
     """The refusal is for assigned parameters alone: the same kernel without the assignment
     lowers its budget for the launch's WIDE."""
     path = ring_variant(tmp_path, *with_wide("[232 if WIDE else 224]", "    X = WIDE\n"))
+    code, out, err = dump(["-q", "--gluon", str(path)])
+    assert code == 0, err
+    assert "], [4], [232])" in out
+    code, out, err = dump(["-q", "--gluon", "--param", "WIDE=0", str(path)])
+    assert code == 0, err
+    assert "], [4], [224])" in out
+
+
+@pytest.mark.parametrize("prelude", ["    R = 224 + 8 * WIDE\n", "    W = WIDE\n"])
+def test_a_budget_of_an_assigned_local_is_refused(tmp_path, prelude):
+    """A plain assignment makes the local an i32 tensor in Triton: no register budget."""
+    name = prelude.split()[0]
+    budget = "[R]" if name == "R" else "[224 + 8 * W]"
+    path = ring_variant(tmp_path, *with_wide(budget, prelude))
+    code, out, err = dump(["-q", "--gluon", str(path)])
+    assert code == 1, (out, err)
+    assert f"reads `{name}`, which the kernel assigns at line 17" in err, err
+
+
+def test_a_budget_of_a_constexpr_annotated_local_is_its_value(tmp_path):
+    """``R: tl.constexpr = 224 + 8 * WIDE`` is a constexpr in Triton (visit_AnnAssign), and
+    ``worker_num_regs=[R]`` its value; it was refused ("register budgets must be integer
+    literals, got `R`"): the budget's constexprs were looked for in its source text, not in the
+    expression the builder reads for it."""
+    path = ring_variant(tmp_path, *with_wide("[R]", "    R: tl.constexpr = 224 + 8 * WIDE\n"))
     code, out, err = dump(["-q", "--gluon", str(path)])
     assert code == 0, err
     assert "], [4], [232])" in out

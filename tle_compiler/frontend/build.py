@@ -3494,23 +3494,26 @@ class Builder(BuildRules, ConstexprRules):
             # number once they are bound: a build that leaves them free leaves the budgets out
             # (the protocol does not read them) and records their expressions, which the
             # lowering evaluates with the launch's values (frontend/budgets.py).
-            names = {n.id for e in regs_node.elts for n in ast.walk(e)
-                     if isinstance(n, ast.Name) and n.id in self.constexpr_params}
-            for name in sorted(names):
-                # a constexpr parameter the kernel body assigns (`WIDE = 0`) is a tensor in
-                # Triton from there on (a plain assignment makes it one), no number a budget can
-                # be: the budget expressions are evaluated with the parameters' launch values,
-                # which would lower a budget of the value before the assignment
+            # read as the builder reads them: a `tl.constexpr`-annotated local is its
+            # expression in place (`R: tl.constexpr = 224 + 8 * WIDE; [R]` reads WIDE)
+            values = tuple(self.value(e) for e in regs_node.elts)
+            read = sorted({x.id for v in values for x in K.walk_expr(v)
+                           if isinstance(x, K.Name)})
+            for name in read:
+                # a name the kernel body assigns (`WIDE = 0`, a constexpr parameter included)
+                # is a tensor in Triton from there on (a plain assignment makes it one), no
+                # number a budget can be: the expressions are evaluated with the parameters'
+                # launch values, which lowered `WIDE = 0; [224 + 8 * WIDE]` as [232]
                 if name in self.frame.stores:
                     line = self.frame.stores[name][0][0]
-                    raise self.err(f"warp_specialize: the register budget reads constexpr "
-                                   f"parameter `{name}`, which the kernel assigns at line "
-                                   f"{line} (a tensor in Triton from there on, no constexpr): "
+                    raise self.err(f"warp_specialize: the register budget reads `{name}`, "
+                                   f"which the kernel assigns at line {line} (a plain "
+                                   f"assignment makes it a tensor in Triton, no constexpr): "
                                    f"write the budget with constexpr parameters the kernel "
                                    f"does not assign", regs_node, check="bad-warp-specialize")
-            if names and any(isinstance(r, Unevaluated) for r in regs_given):
-                self.budget_exprs = (tuple(self.value(e) for e in regs_node.elts),
-                                     self.loc(regs_node))
+            if any(n in self.constexpr_params for n in read) \
+                    and any(isinstance(r, Unevaluated) for r in regs_given):
+                self.budget_exprs = (values, self.loc(regs_node))
                 regs_given = None
         warps, regs = validate_warp_specialize(len(entries), int_list(warps_node),
                                                regs_given, self.loc(ws), arg_locs)
