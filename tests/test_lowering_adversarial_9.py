@@ -11,6 +11,26 @@ Wrong and fixed:
   naming the assignment's line (frontend/build.py, ``warp_specialize``); so is one reading a
   local a plain assignment bound (``R = 224 + 8 * WIDE``, an i32 tensor in Triton).
 
+* test_a_load_before_an_atomic_in_one_statement_reads_first: ``tl.store(out_ptr + 1,
+  tl.load(out_ptr) + tl.atomic_add(out_ptr, 1.0))``. The lowering emits an atomic as a statement
+  of its own before the statement that uses its value; the load Python (and Triton) evaluates
+  first stayed inline in the store, so it read the value the atomic had just incremented: the
+  Gluon stored 2x + 1 where Triton stores 2x.
+* test_atomics_in_keyword_arguments_run_in_the_order_written: ``tl.where(x=tl.atomic_add(p, 1.0),
+  y=tl.atomic_add(p, 2.0), condition=tl.atomic_add(p, 4.0) > 0)`` (and ``tl.maximum(y=..., x=...)``,
+  ``tl.store(value=..., pointer=...)``): the lowering hoisted the atomics in the order of the
+  operation's parameters (condition first), where Python and Triton evaluate keyword arguments as
+  written; each atomic returned another old value.
+  Both fixed in the builder (frontend/build.py ``_calls_helper``): a statement with an atomic
+  beside another memory access is built in sequential form, each call's value bound to a
+  temporary in evaluation order, as a statement calling an effectful helper already was.
+* test_a_read_and_a_write_split_between_positional_and_keyword_arguments_are_refused:
+  ``tl.store(out_ptr + 1, tl.load(out_ptr), mask=st(out_ptr, 3.0) > 0)`` (``st`` a helper that
+  stores) was lowered in Python's order, load first, where Triton 3.6 evaluates the keyword
+  arguments first (code_generator.visit_Call) and loads the 3.0 just stored. Two writes so split
+  were refused already; a write on one side and a read on the other is now refused too
+  (``call_arguments``), and with the atomics built in sequential form so are atomics so split.
+
 A false refusal fixed: ``R: tl.constexpr = 224 + 8 * WIDE; worker_num_regs=[R]`` (a constexpr in
 Triton) was refused as "register budgets must be integer literals": the budget's constexprs were
 looked for in its source text, not in the expression the builder reads it as."""
@@ -103,3 +123,78 @@ def test_a_budget_of_a_constexpr_annotated_local_is_its_value(tmp_path):
     code, out, err = dump(["-q", "--gluon", "--param", "WIDE=0", str(path)])
     assert code == 0, err
     assert "], [4], [224])" in out
+
+
+# ------------------------------------------------------------ evaluation order around atomics
+
+FINAL_STORE = "    tl.store(out_ptr + offs_m[:, None] * BN + offs_n[None, :], acc)"
+
+
+def after_sum(tmp_path: Path, code: str, extra: str = "") -> Path:
+    """The ring kernel with ``code`` (statements of the consumer) after its final store, and
+    ``extra`` (module code, helpers) before DEFAULT_CONFIG."""
+    edits = [(FINAL_STORE, FINAL_STORE + "\n" + code)]
+    if extra:
+        edits.append(("\n\nDEFAULT_CONFIG", "\n\n" + extra + "\n\nDEFAULT_CONFIG"))
+    return ring_variant(tmp_path, *edits)
+
+
+def consumer_lines(gluon: str) -> list[str]:
+    """The lines of the lowered consumer partition after its final tile store."""
+    body = gluon[gluon.index("def sum_tiles("):]
+    body = body[:body.index("@gluon.jit")]
+    lines = [ln.strip() for ln in body.splitlines()]
+    return lines[next(i for i, ln in enumerate(lines) if ln.startswith("gl.store(((out")) + 1:]
+
+
+def line_of(lines: list[str], text: str) -> int:
+    (at,) = [i for i, ln in enumerate(lines) if text in ln]
+    return at
+
+
+@pytest.mark.parametrize("atomic", ["tl.atomic_add(out_ptr, 1.0)", "out_ptr.atomic_add(1.0)"])
+def test_a_load_before_an_atomic_in_one_statement_reads_first(tmp_path, atomic):
+    path = after_sum(tmp_path, f"    tl.store(out_ptr + 1, tl.load(out_ptr) + {atomic})")
+    code, out, err = dump(["-q", "--gluon", str(path)])
+    assert code == 0, err
+    lines = consumer_lines(out)
+    assert line_of(lines, "gl.load(out_ptr)") < line_of(lines, "gl.atomic_add(out_ptr, 1.0)"), \
+        lines
+
+
+@pytest.mark.parametrize("code, order", [
+    ("    v = tl.where(x=tl.atomic_add(out_ptr, 1.0), y=tl.atomic_add(out_ptr, 2.0), "
+     "condition=tl.atomic_add(out_ptr, 4.0) > 0)\n    tl.store(out_ptr + 1, v)",
+     ("1.0", "2.0", "4.0")),
+    ("    v = tl.maximum(y=tl.atomic_add(out_ptr, 1.0), x=tl.atomic_add(out_ptr, 2.0))\n"
+     "    tl.store(out_ptr + 1, v)", ("1.0", "2.0")),
+    ("    tl.store(value=tl.atomic_add(out_ptr, 1.0), "
+     "pointer=out_ptr + 2 + tl.atomic_add(out_ptr, 2.0).to(tl.int32))", ("1.0", "2.0")),
+    ("    tl.store(out_ptr + 1, mask=tl.atomic_add(out_ptr, 1.0) > 0, "
+     "value=tl.atomic_add(out_ptr, 2.0))", ("1.0", "2.0")),
+], ids=["where", "maximum", "store", "store-mask"])
+def test_atomics_in_keyword_arguments_run_in_the_order_written(tmp_path, code, order):
+    code_, out, err = dump(["-q", "--gluon", str(after_sum(tmp_path, code))])
+    assert code_ == 0, err
+    lines = consumer_lines(out)
+    at = [line_of(lines, f"gl.atomic_add(out_ptr, {v})") for v in order]
+    assert at == sorted(at), lines
+
+
+ST = "def st(p, x):\n    tl.store(p, x)\n    return x\n"
+
+
+@pytest.mark.parametrize("code, extra, words", [
+    ("    tl.store(out_ptr + 1, tl.load(out_ptr), mask=st(out_ptr, 3.0) > 0)", ST,
+     "a positional argument performs a read (tl.load)"),
+    ("    tl.store(out_ptr + 1, tl.load(out_ptr), mask=tl.atomic_add(out_ptr, 1.0) > 0)", "",
+     "a positional argument performs a read (tl.load)"),
+    ("    tl.store(out_ptr + 2 + tl.atomic_add(out_ptr, 2.0).to(tl.int32), "
+     "value=tl.atomic_add(out_ptr, 1.0))", "",
+     "a positional argument performs a write (tl.atomic_add)"),
+], ids=["helper-store", "atomic-mask", "atomic-value"])
+def test_a_read_and_a_write_split_between_positional_and_keyword_arguments_are_refused(
+        tmp_path, code, extra, words):
+    code_, out, err = dump(["-q", "--gluon", str(after_sum(tmp_path, code, extra))])
+    assert code_ == 1, (out, err)
+    assert words in err and "Triton 3.6 the keyword ones" in err, err

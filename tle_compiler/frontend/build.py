@@ -62,6 +62,9 @@ _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _UNOPS = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not", ast.Invert: "~"}
 #: Library calls that compute a value without touching memory or synchronising.
+#: library calls that access memory: beside an atomic in one statement, that statement is
+#: built in sequential form (Builder._calls_helper)
+MEMORY_CALLS = frozenset({"tl.load", "tl.store"})
 PURE_CALLS = frozenset(
     f"{lib}.{name}" for lib in ("tl", "gl") for name in (
         "arange", "zeros", "zeros_like", "full", "where", "exp", "exp2", "log", "log2", "sqrt",
@@ -1117,10 +1120,20 @@ class Builder(BuildRules, ConstexprRules):
             self.sequential -= calls_helper
 
     def _calls_helper(self, s: ast.stmt) -> bool:
+        """Whether statement ``s`` is built in sequential form: it calls a helper that is not
+        :meth:`effect_free`, or an atomic beside another memory access (a load, a store,
+        another atomic). The lowering emits an atomic as a statement of its own before the
+        statement that reads its value, so a load Python evaluates before it in the same
+        statement (``tl.load(p) + tl.atomic_add(p, 1.0)``) ran after it, and two atomics ran
+        in the order of their operation's parameters (``tl.where(x=..., y=..., condition=...)``
+        evaluated the condition's first); bound to temporaries in order, they run as Python
+        evaluates them (and Triton, which evaluates keyword arguments first: a call mixing the
+        two is refused, :meth:`call_arguments`)."""
         if isinstance(s, (ast.For, ast.If, ast.While)):
             nodes = [s.iter] if isinstance(s, ast.For) else [s.test]
         else:
             nodes = [s]
+        atomics = accesses = 0
         for root in nodes:
             for n in ast.walk(root):
                 if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)):
@@ -1130,7 +1143,15 @@ class Builder(BuildRules, ConstexprRules):
                         continue
                     if st is not None and st.kind == "func" and not self.effect_free(*st.value):
                         return True
-        return False
+                    if st is not None and st.kind == "mod" and isinstance(st.value, str):
+                        path = st.value
+                    elif st is None and isinstance(n.func, ast.Attribute):
+                        path = f"tl.{n.func.attr}"  # a tensor's method: `ptr.atomic_add(v)`
+                    else:
+                        continue
+                    atomics += path.startswith("tl.atomic_")
+                    accesses += path in MEMORY_CALLS or path.startswith("tl.atomic_")
+        return atomics > 0 and accesses > 1
 
     def effect_free(self, m: "Module", fdef: ast.FunctionDef, seen: frozenset = frozenset()
                     ) -> bool:
@@ -2395,17 +2416,19 @@ class Builder(BuildRules, ConstexprRules):
         return not self.in_partition
 
     @staticmethod
-    def effect_of(emitted: list) -> Optional[str]:
+    def effect_of(emitted: list, reads: bool = False) -> Optional[str]:
         """The first pipe event or memory write (a store, an atomic, a TMA copy) of statements
         the builder emitted (an inlined helper's body), described with its place; None when
-        they only compute values."""
+        they only compute values. ``reads``: a load counts too."""
         for st in K.walk_stmts(tuple(emitted)):
             for e in K.stmt_exprs(st):
                 for x in K.walk_expr(e):
                     what = (f"a pipe event ({x.verb})" if isinstance(x, K.Event) else
                             f"a write ({x.name})" if isinstance(x, K.Op) and (
                                 x.name in ("tl.store", "tle.gpu.tma_load")
-                                or x.name.startswith("tl.atomic_")) else None)
+                                or x.name.startswith("tl.atomic_")) else
+                            f"a read ({x.name})" if reads and isinstance(x, K.Op)
+                            and x.name == "tl.load" else None)
                     if what is not None:
                         return f"{what}, at {shown(x.loc.file or '')}:{x.loc.line}"
         return None
@@ -2433,6 +2456,12 @@ class Builder(BuildRules, ConstexprRules):
         if node.args and node.keywords and not self.in_kernel_body():
             first = self.effect_of(self.out[start:middle])
             then = self.effect_of(self.out[middle:])
+            # a write on one side and a read of memory on the other differ too: the read sees
+            # the write in Triton's order (keywords first) and not in Python's, or the reverse
+            if first is not None and then is None:
+                then = self.effect_of(self.out[middle:], reads=True)
+            elif then is not None and first is None:
+                first = self.effect_of(self.out[start:middle], reads=True)
             if first is not None and then is not None:
                 raise self.err(f"`{ast.unparse(node)}`: a positional argument performs {first}, "
                                f"and a keyword argument {then}; Python evaluates the positional "
