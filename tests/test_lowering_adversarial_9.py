@@ -31,6 +31,16 @@ Wrong and fixed:
   were refused already; a write on one side and a read on the other is now refused too
   (``call_arguments``), and with the atomics built in sequential form so are atomics so split.
 
+* test_a_global_write_after_a_gather_waits_for_its_copies: ``tl.store(local_ptr(slot.tile),
+  tl.load(ptrs))`` then ``tl.store(ptrs, zeros)`` in the producer (it consumes its input). The
+  gather is lowered to a cp.async copy, which reads ``ptrs`` asynchronously; the zeroing store
+  was emitted right after it with nothing ordering the copy's reads first (the waits before an
+  access covered shared memory only), so the tile could receive the zeros where Triton, whose
+  load completes before the store, copies the data. A global store or an atomic now waits for
+  the copies that may be in flight (commit_group, wait_group(0), then a barrier of the
+  partition: each thread waits for its own copies only), loop back-edges included
+  (lowering/cp_async_waits.py ``access_global``).
+
 A false refusal fixed: ``R: tl.constexpr = 224 + 8 * WIDE; worker_num_regs=[R]`` (a constexpr in
 Triton) was refused as "register budgets must be integer literals": the budget's constexprs were
 looked for in its source text, not in the expression the builder reads it as."""
@@ -198,3 +208,31 @@ def test_a_read_and_a_write_split_between_positional_and_keyword_arguments_are_r
     code_, out, err = dump(["-q", "--gluon", str(after_sum(tmp_path, code, extra))])
     assert code_ == 1, (out, err)
     assert words in err and "Triton 3.6 the keyword ones" in err, err
+
+
+# ------------------------------------------------------------ global writes beside cp.async gathers
+
+GATHER = "        tl.store(tle.gpu.local_ptr(slot.tile), tl.load(ptrs))\n"
+NEXT_PTRS = "        ptrs = x_ptr + (t * BM + offs_m)[:, None] * stride_x + offs_n[None, :]\n"
+ZEROS = "tl.zeros([BM, BN], tl.float32)"
+
+
+@pytest.mark.parametrize("edit", [
+    (GATHER, GATHER + f"        tl.store(ptrs, {ZEROS})\n"),
+    (GATHER, GATHER + "        tl.atomic_add(x_ptr + t, 1.0)\n"),
+    (NEXT_PTRS, NEXT_PTRS + "        tl.store(x_ptr + ((t - 1) * BM + offs_m)[:, None] * stride_x "
+                            f"+ offs_n[None, :], {ZEROS}, mask=t > 0)\n"),
+], ids=["store-after", "atomic-after", "store-next-iteration"])
+def test_a_global_write_after_a_gather_waits_for_its_copies(tmp_path, edit):
+    code, out, err = dump(["-q", "--gluon", str(ring_variant(tmp_path, edit))])
+    assert code == 0, err
+    body = out[out.index("def load_tiles("):]
+    lines = [ln.strip() for ln in body[:body.index("@gluon.jit")].splitlines()]
+    gather = line_of(lines, "async_copy.async_copy_global_to_shared(")
+    write = next(i for i, ln in enumerate(lines)
+                 if ln.startswith("gl.store(") or "gl.atomic_add(" in ln)
+    # the write waits for the copies: in the same iteration after the gather, or at the top of
+    # the next one (the gather's copies reach it over the back-edge)
+    wait = line_of(lines, "async_copy.wait_group(0)")
+    assert wait < write and lines[wait + 1] == "gl.thread_barrier()", lines
+    assert gather < wait or write < gather, lines
