@@ -62,6 +62,9 @@ _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _UNOPS = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not", ast.Invert: "~"}
 #: Library calls that compute a value without touching memory or synchronising.
+#: library calls that access memory: beside an atomic in one statement, that statement is
+#: built in sequential form (Builder._calls_helper)
+MEMORY_CALLS = frozenset({"tl.load", "tl.store"})
 PURE_CALLS = frozenset(
     f"{lib}.{name}" for lib in ("tl", "gl") for name in (
         "arange", "zeros", "zeros_like", "full", "where", "exp", "exp2", "log", "log2", "sqrt",
@@ -1117,10 +1120,20 @@ class Builder(BuildRules, ConstexprRules):
             self.sequential -= calls_helper
 
     def _calls_helper(self, s: ast.stmt) -> bool:
+        """Whether statement ``s`` is built in sequential form: it calls a helper that is not
+        :meth:`effect_free`, or an atomic beside another memory access (a load, a store,
+        another atomic). The lowering emits an atomic as a statement of its own before the
+        statement that reads its value, so a load Python evaluates before it in the same
+        statement (``tl.load(p) + tl.atomic_add(p, 1.0)``) ran after it, and two atomics ran
+        in the order of their operation's parameters (``tl.where(x=..., y=..., condition=...)``
+        evaluated the condition's first); bound to temporaries in order, they run as Python
+        evaluates them (and Triton, which evaluates keyword arguments first: a call mixing the
+        two is refused, :meth:`call_arguments`)."""
         if isinstance(s, (ast.For, ast.If, ast.While)):
             nodes = [s.iter] if isinstance(s, ast.For) else [s.test]
         else:
             nodes = [s]
+        atomics = accesses = 0
         for root in nodes:
             for n in ast.walk(root):
                 if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)):
@@ -1130,7 +1143,15 @@ class Builder(BuildRules, ConstexprRules):
                         continue
                     if st is not None and st.kind == "func" and not self.effect_free(*st.value):
                         return True
-        return False
+                    if st is not None and st.kind == "mod" and isinstance(st.value, str):
+                        path = st.value
+                    elif st is None and isinstance(n.func, ast.Attribute):
+                        path = f"tl.{n.func.attr}"  # a tensor's method: `ptr.atomic_add(v)`
+                    else:
+                        continue
+                    atomics += path.startswith("tl.atomic_")
+                    accesses += path in MEMORY_CALLS or path.startswith("tl.atomic_")
+        return atomics > 0 and accesses > 1
 
     def effect_free(self, m: "Module", fdef: ast.FunctionDef, seen: frozenset = frozenset()
                     ) -> bool:
@@ -2421,17 +2442,19 @@ class Builder(BuildRules, ConstexprRules):
         return not self.in_partition
 
     @staticmethod
-    def effect_of(emitted: list) -> Optional[str]:
+    def effect_of(emitted: list, reads: bool = False) -> Optional[str]:
         """The first pipe event or memory write (a store, an atomic, a TMA copy) of statements
         the builder emitted (an inlined helper's body), described with its place; None when
-        they only compute values."""
+        they only compute values. ``reads``: a load counts too."""
         for st in K.walk_stmts(tuple(emitted)):
             for e in K.stmt_exprs(st):
                 for x in K.walk_expr(e):
                     what = (f"a pipe event ({x.verb})" if isinstance(x, K.Event) else
                             f"a write ({x.name})" if isinstance(x, K.Op) and (
                                 x.name in ("tl.store", "tle.gpu.tma_load")
-                                or x.name.startswith("tl.atomic_")) else None)
+                                or x.name.startswith("tl.atomic_")) else
+                            f"a read ({x.name})" if reads and isinstance(x, K.Op)
+                            and x.name == "tl.load" else None)
                     if what is not None:
                         return f"{what}, at {shown(x.loc.file or '')}:{x.loc.line}"
         return None
@@ -2459,6 +2482,12 @@ class Builder(BuildRules, ConstexprRules):
         if node.args and node.keywords and not self.in_kernel_body():
             first = self.effect_of(self.out[start:middle])
             then = self.effect_of(self.out[middle:])
+            # a write on one side and a read of memory on the other differ too: the read sees
+            # the write in Triton's order (keywords first) and not in Python's, or the reverse
+            if first is not None and then is None:
+                then = self.effect_of(self.out[middle:], reads=True)
+            elif then is not None and first is None:
+                first = self.effect_of(self.out[start:middle], reads=True)
             if first is not None and then is not None:
                 raise self.err(f"`{ast.unparse(node)}`: a positional argument performs {first}, "
                                f"and a keyword argument {then}; Python evaluates the positional "
@@ -3520,11 +3549,26 @@ class Builder(BuildRules, ConstexprRules):
             # number once they are bound: a build that leaves them free leaves the budgets out
             # (the protocol does not read them) and records their expressions, which the
             # lowering evaluates with the launch's values (frontend/budgets.py).
-            names = {n.id for e in regs_node.elts for n in ast.walk(e)
-                     if isinstance(n, ast.Name) and n.id in self.constexpr_params}
-            if names and any(isinstance(r, Unevaluated) for r in regs_given):
-                self.budget_exprs = (tuple(self.value(e) for e in regs_node.elts),
-                                     self.loc(regs_node))
+            # read as the builder reads them: a `tl.constexpr`-annotated local is its
+            # expression in place (`R: tl.constexpr = 224 + 8 * WIDE; [R]` reads WIDE)
+            values = tuple(self.value(e) for e in regs_node.elts)
+            read = sorted({x.id for v in values for x in K.walk_expr(v)
+                           if isinstance(x, K.Name)})
+            for name in read:
+                # a name the kernel body assigns (`WIDE = 0`, a constexpr parameter included)
+                # is a tensor in Triton from there on (a plain assignment makes it one), no
+                # number a budget can be: the expressions are evaluated with the parameters'
+                # launch values, which lowered `WIDE = 0; [224 + 8 * WIDE]` as [232]
+                if name in self.frame.stores:
+                    line = self.frame.stores[name][0][0]
+                    raise self.err(f"warp_specialize: the register budget reads `{name}`, "
+                                   f"which the kernel assigns at line {line} (a plain "
+                                   f"assignment makes it a tensor in Triton, no constexpr): "
+                                   f"write the budget with constexpr parameters the kernel "
+                                   f"does not assign", regs_node, check="bad-warp-specialize")
+            if any(n in self.constexpr_params for n in read) \
+                    and any(isinstance(r, Unevaluated) for r in regs_given):
+                self.budget_exprs = (values, self.loc(regs_node))
                 regs_given = None
         warps, regs = validate_warp_specialize(len(entries), int_list(warps_node),
                                                regs_given, self.loc(ws), arg_locs)

@@ -53,6 +53,11 @@ class Deferred:
     born: int
     tokens: set = field(default_factory=set)
     what: str = ""
+    #: a wait for global writes (``ring`` None): the placeholder before it in the same
+    #: straight-line code with no gather between, whose wait (if it fires) already waited for
+    #: every copy, with the barrier Triton places before the shared-memory access it guards
+    covered_by: Optional["Deferred"] = None
+    fired: bool = False
 
 
 class CpAsyncInFlight:
@@ -67,6 +72,9 @@ class CpAsyncInFlight:
         self._serial = 0
         self._windows = 0
         self._markers = 0
+        #: the latest placeholder in the current straight-line code, no gather since (None
+        #: after a gather, a loop's head or end, a join)
+        self._last: Optional[Deferred] = None
 
     # ------------------------------------------------------------- what the walk reports
     def new_window(self) -> int:
@@ -77,11 +85,14 @@ class CpAsyncInFlight:
 
     def gathered(self, ring: str, window: Optional[int]) -> None:
         self.pending.add((ring, window))
+        self._last = None
 
-    def access(self, ring: Optional[str], what: str, window: Optional[int] = None) -> None:
+    def access(self, ring: Optional[str], what: str, window: Optional[int] = None,
+               any_ring: bool = False) -> None:
         """Before the partition touches ``ring``: wait if a copy into it may be in flight (for a
-        gather, ``window``: a copy of that window only)."""
-        if ring is None:
+        gather, ``window``: a copy of that window only). ``any_ring``: a copy into any ring
+        (``ring`` None)."""
+        if ring is None and not any_ring:
             return
         if any(self._matches(x, ring, window) for x in self.pending
                if not isinstance(x, BackEdge)):
@@ -94,9 +105,21 @@ class CpAsyncInFlight:
             self._markers += 1
             marker = f"#<cp.async wait {self._markers}>"
             self.tr.emit(marker)
-            self.deferred.append(Deferred(self.tr.lines[-1], ring, window, born, tokens, what))
+            covered = self._last if any_ring and self._last is not None \
+                and self._last.tokens == tokens else None
+            self._last = Deferred(self.tr.lines[-1], ring, window, born, tokens, what, covered)
+            self.deferred.append(self._last)
+
+    def access_global(self, what: str) -> None:
+        """Before the partition writes global memory (a store, an atomic): wait if any copy may
+        be in flight. A copy reads its global source asynchronously, and nothing orders that
+        read before a later write of the same thread or of another thread of the partition: a
+        store zeroing the source after its gather (``tl.store(ptrs, 0.0)``, which Triton runs
+        after the load completed) could be copied in place of the data."""
+        self.access(None, what, any_ring=True)
 
     def loop_head(self) -> BackEdge:
+        self._last = None
         token = BackEdge(self._serial)
         self._serial += 1
         self.pending.add(token)
@@ -104,6 +127,7 @@ class CpAsyncInFlight:
 
     def loop_end(self, token: BackEdge, at_head: set) -> None:
         """The body was translated: the back-edge brings what is in flight at its end."""
+        self._last = None
         back = self.pending - {token}
         self._resolve(token, back)
         self.pending = (at_head | back) - {token}  # (the loop may run no iteration)
@@ -112,12 +136,15 @@ class CpAsyncInFlight:
         return set(self.pending)
 
     def join(self, *states: set) -> None:
+        self._last = None
         self.pending = set().union(*states)
 
     # ------------------------------------------------------------- resolution
     @staticmethod
-    def _matches(item, ring: str, window: Optional[int]) -> bool:
-        return item[0] == ring and (window is None or item[1] == window)
+    def _matches(item, ring: Optional[str], window: Optional[int]) -> bool:
+        """Whether in-flight copy ``item`` is one into ``ring`` (None: any ring) of ``window``
+        (None: any window)."""
+        return (ring is None or item[0] == ring) and (window is None or item[1] == window)
 
     def _resolve(self, token: BackEdge, back: set) -> None:
         for d in [d for d in self.deferred if token in d.tokens]:
@@ -131,7 +158,8 @@ class CpAsyncInFlight:
                     fire = True
             if fire or not d.tokens:
                 self.deferred.remove(d)
-                self._place(d, fire)
+                d.fired = fire and not (d.covered_by is not None and d.covered_by.fired)
+                self._place(d, d.fired)
 
     def _place(self, d: Deferred, wait: bool) -> None:
         lines = self.tr.lines
@@ -148,6 +176,13 @@ class CpAsyncInFlight:
 
     @staticmethod
     def _wait_lines(ring: str, what: str) -> list[str]:
+        if ring is None:
+            # each thread waits for its own copies; the barrier orders every thread's write
+            # after all of them (Triton's barrier pass orders shared memory only)
+            return ["async_copy.commit_group()",
+                    f"async_copy.wait_group(0)  # the cp.async copies read their global sources "
+                    f"before the partition {what}",
+                    "gl.thread_barrier()"]
         return ["async_copy.commit_group()",
                 f"async_copy.wait_group(0)  # the cp.async copies into {ring} land before the "
                 f"partition {what} it"]

@@ -229,6 +229,8 @@ def atomic(tr, node: K.Op) -> V:
             if shown != "None":
                 parts.append(f"{key}={shown}")
     call = f"gl.atomic_{op}({', '.join(parts)})"
+    # the partition's cp.async copies still in flight read their sources first
+    tr.cp_async.access_global("updates global memory")
     name = tr.fresh("old")
     tr.emit(f"{name} = {call}")
     if p.kind == "scalar":  # the old value, of the pointee's type

@@ -1742,6 +1742,9 @@ class FnTranslator:
                 self._record_fill(ring, "plain")
             return
         val = self.ex(val_node)
+        # a global store: the partition's cp.async copies still in flight read their sources
+        # first (cp_async_waits.access_global)
+        self.cp_async.access_global("writes global memory")
         if p.kind == "scalar":
             self._scalar_store(p, val, node, kw)
             return

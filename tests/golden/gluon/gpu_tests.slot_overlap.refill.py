@@ -69,6 +69,9 @@ def mm(v_ptr, o_ptr, NT, a_x, a_full0, a_empty0, r_v, r_full0, r_empty0):
     mbarrier.arrive(a_empty0.index(0), count=1)
     _r_s12 = ((NT - 1)) % 2
     mbarrier.arrive(r_empty0.index(_r_s12), count=1)
+    async_copy.commit_group()
+    async_copy.wait_group(0)  # the cp.async copies read their global sources before the partition writes global memory
+    gl.thread_barrier()
     gl.store((o_ptr + tile), acc)
 
 
