@@ -41,13 +41,13 @@ Wrong and fixed:
   partition: each thread waits for its own copies only), loop back-edges included
   (lowering/cp_async_waits.py ``access_global``).
 
-Left (found, not fixed): a cp.async gather's asynchronous read is ordered before the writer's
-ring commit (its cp.async arrive) only. A producer that gathers ``x`` into ring A, then commits
-another pipe B whose reader overwrites ``x`` (test_a_gather_source_overwritten_after_another_
-commit_is_ordered, strict xfail) is verified, the race check placing the load at its statement,
-before B's commit; on the GPU the copy may read the overwritten data. A fix is either a wait
-before every other pipe's arrive while copies are in flight (it would add waits to the bundled
-pipelined producers) or a race check that places a gathered load at its ring's commit.
+* test_a_gather_source_overwritten_after_another_commit_is_a_race: a cp.async gather's
+  asynchronous read is ordered before the writer's ring commit (its cp.async arrive) only. A
+  producer that gathers ``x`` into ring A, then commits another pipe B whose reader overwrites
+  ``x``, was verified, the race check placing the load at its statement, before B's commit; on
+  the GPU the copy may read the overwritten data. The race check now orders a load stored into
+  a slot (race_sites.Access.gathered) only through a later commit of that slot's ring
+  (race_order.ordered), and says why in the race it reports.
 
 A false refusal fixed: ``R: tl.constexpr = 224 + 8 * WIDE; worker_num_regs=[R]`` (a constexpr in
 Triton) was refused as "register budgets must be integer literals": the budget's constexprs were
@@ -308,17 +308,36 @@ DEFAULT_CONFIG = {
 '''
 
 
-@pytest.mark.xfail(strict=True, reason="a gathered load is placed at its statement by the race "
-                   "check, and the lowering orders its cp.async read before its own ring's "
-                   "commit only (docstring, Left)")
-def test_a_gather_source_overwritten_after_another_commit_is_ordered(tmp_path):
-    path = tmp_path / "cross49.py"
-    path.write_text(CROSS)
-    code, out, err = dump(["-q", "--gluon", str(path)])
-    if code != 0:
-        return  # refused: acceptable
-    body = out[out.index("def load_tiles("):]
-    lines = [ln.strip() for ln in body[:body.index("@gluon.jit")].splitlines()]
-    gather = line_of(lines, "async_copy.async_copy_global_to_shared(")
-    publish = line_of(lines, "mbarrier.arrive(sig_full0")
-    assert any("wait_group(0)" in ln for ln in lines[gather:publish]), lines
+def test_a_gather_source_overwritten_after_another_commit_is_a_race(tmp_path):
+    """The producer gathers tile t of x into `ring` (a cp.async copy the lowering issues), then
+    commits `sig`, whose reader zeroes tile t of x. The copy reads x until `ring`'s commit
+    arrives (cp.async.mbarrier.arrive), so `sig`'s hand-off orders nothing before that write:
+    the slot may receive zeros. It was verified (the load placed at its own line, before `sig`'s
+    commit); now it is a memory race naming the copy, whichever commit comes first."""
+    for src in (CROSS, CROSS.replace("        s.commit(t)\n        w.commit(t)\n",
+                                     "        w.commit(t)\n        s.commit(t)\n")):
+        path = tmp_path / "cross49.py"
+        path.write_text(src)
+        code, out, err = dump(["-q", str(path)])
+        assert code == 1, (out, err)
+        assert "[memory-race]" in err and "fills a slot of pipe `ring`, which the lowering " \
+            "copies by cp.async" in err, err
+
+
+def test_a_gather_source_overwritten_by_the_rings_reader_after_its_wait_is_ordered(tmp_path):
+    """The ring's own reader zeroing tile t of x after its wait of t: the ring's commit of t
+    arrives only once the copy has read x, so the hand-off orders the two (verified)."""
+    src = CROSS.replace("        tl.store(x_ptr + t * BM * BN + offs, tl.zeros([BM, BN], "
+                        "tl.float32))\n", "")
+    src = src.replace("(sum_tiles, (ring, out_ptr, N_TILES))",
+                      "(sum_tiles, (ring, x_ptr, out_ptr, N_TILES))")
+    src = src.replace("def sum_tiles(ring, out_ptr, N_TILES):",
+                      "def sum_tiles(ring, x_ptr, out_ptr, N_TILES):")
+    src = src.replace("        res = r.wait(t)\n        acc +=",
+                      "        res = r.wait(t)\n        tl.store(x_ptr + t * BM * BN + offs, "
+                      "tl.zeros([BM, BN], tl.float32))\n        acc +=")
+    assert src.count("tl.store(x_ptr") == 1 and "def zero_src" in src
+    path = tmp_path / "ordered49.py"
+    path.write_text(src)
+    code, out, err = dump(["-q", str(path)])
+    assert code == 0, err

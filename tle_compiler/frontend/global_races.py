@@ -422,8 +422,8 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
 
             if query()[1] == z3.unsat:
                 continue  # apart, whatever orders them (no quantifier to decide)
-            unordered = (z3.Not(ordered(model, kern, ia, ib, pa, pb)),
-                         z3.Not(ordered(model, kern, ib, ia, pb, pa)))
+            unordered = (z3.Not(ordered(model, kern, ia, ib, pa, pb, a.gathered, a.gather)),
+                         z3.Not(ordered(model, kern, ib, ia, pb, pa, b.gathered, b.gather)))
             # a witness where no int32 arithmetic wraps around first (the plainer one), nor
             # 64-bit arithmetic or an address modulo 2 ** 64, then any (race_wraps.py)
             wraps = [v for v in ia.fresh + ib.fresh
@@ -495,13 +495,20 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                               f"types, which a launch may pass as a float; type it in the "
                               f"signature (\"i32\"), or use it where Triton takes no float, "
                               f"a loop bound or a pointer's offset)")
+            copied = "".join(
+                f" (the load at line {x.op.loc.line} fills a slot of "
+                f"{f'pipe `{x.gather.handle.pipe}`' if x.gather is not None else 'a pipe'}, "
+                f"which the lowering copies by cp.async: its read of global memory is complete "
+                f"only when a commit of that pipe after it arrives, and no hand-off of another "
+                f"pipe orders it)"
+                for x in (a, b) if x.gathered)
             raise TleError(
                 f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}"
                 f"{_describe(model, z, ia)}) and '{pb.kp.name}' ({b.kind} at line "
                 f"{b.op.loc.line}{_describe(model, z, ib)}) can reach the same global address "
                 f"`{arg}` + {off}{given}, one writing, and no pipe hand-off orders the two (a commit "
                 f"after the one and the wait of its index before the other, or a release and "
-                f"the acquire a capacity later): a race; hand the data over in a pipe slot, "
-                f"order the accesses with a hand-off, or keep them in one partition",
+                f"the acquire a capacity later){copied}: a race; hand the data over in a pipe "
+                f"slot, order the accesses with a hand-off, or keep them in one partition",
                 where, check="memory-race")
     return sorted(tuple(sorted(x)) for x in relied)

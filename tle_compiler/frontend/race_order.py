@@ -133,12 +133,21 @@ def increasing(model: Model, writer: Part, pipe: str) -> bool:
     return ok
 
 
-def ordered(model: Model, kern: K.Kernel, a: Instance, b: Instance, pa: Part, pb: Part):
+def ordered(model: Model, kern: K.Kernel, a: Instance, b: Instance, pa: Part, pb: Part,
+            gathered: bool = False, gather=None):
     """z3: ``a`` happens before ``b`` through some hand-off (existential over the events'
-    iterations)."""
+    iterations). ``gathered``: ``a`` is a load the lowering may copy into a slot by cp.async
+    (race_sites.Access.gathered), whose global read is complete only when a commit of that
+    slot's ring (the acquire ``gather``) after it arrives (the ring's commits arrive through
+    cp.async.mbarrier.arrive, which waits for every copy the thread issued before): only such a
+    commit orders it, not another pipe's commit or release, which the copy may outlast; none
+    does where the acquire is not known."""
     z3 = model.z3
     alts = []
     for e, w, offset in hb_pairs(kern, pa, pb):
+        if gathered and (gather is None or offset != 0
+                         or e.event.handle.pipe != gather.handle.pipe):
+            continue
         if not increasing(model, pa if offset == 0 else pb, e.event.handle.pipe):
             continue  # an index may be used twice, or out of order: no one use to match
         ie = instance(model, pa, e.site, f"{a.label}>{len(alts)}e")

@@ -33,6 +33,11 @@ class Access:
     kind: str  # load | store | atomic
     op: K.Op
     site: Site
+    #: a load whose value a store puts in a pipe slot's field (``tl.store(local_ptr(slot.f),
+    #: tl.load(ptrs))``), which the lowering may gather by cp.async: the acquire event that gave
+    #: the slot (None where no single acquire in the partition is known to)
+    gather: Optional[object] = None
+    gathered: bool = False
 
 
 @dataclass
@@ -113,4 +118,32 @@ def collect(kp: K.KPartition) -> Part:
                 walk(st.body, inner, False)
 
     walk(kp.body, (), True)
+    _mark_gathers(part)
     return part
+
+
+def _mark_gathers(part: Part) -> None:
+    """Mark each load whose value a store writes into a pipe slot's field, directly or through
+    a name assigned it once: the lowering may turn the pair into a cp.async copy, whose read of
+    global memory completes only by the time the slot's ring is committed (the commit's arrive
+    waits for the partition's copies), not at the load's own line (race_order.ordered)."""
+    by_op = {id(a.op): a for a in part.accesses if a.kind == "load"}
+    for acc in part.accesses:
+        if acc.kind != "store":
+            continue
+        dst = pointer_of(acc.op)
+        if not (isinstance(dst, K.Op) and dst.name == "tle.gpu.local_ptr" and dst.args
+                and isinstance(dst.args[0], K.SlotField)):
+            continue
+        value = acc.op.args[1] if len(acc.op.args) > 1 else acc.op.kw("value")
+        if isinstance(value, K.Name) and len(part.assigns.get(value.id, ())) == 1:
+            value = part.assigns[value.id][0][0]
+        load = by_op.get(id(value))
+        if load is None:
+            continue
+        load.gathered = True
+        slot = dst.args[0].slot
+        given = part.assigns.get(slot.id, ()) if isinstance(slot, K.Name) else ()
+        if len(given) == 1 and isinstance(given[0][0], K.Event) and \
+                given[0][0].verb == "acquire":
+            load.gather = given[0][0]
