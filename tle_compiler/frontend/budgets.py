@@ -6,8 +6,8 @@ records each as a kernel IR expression (KernelInfo.budgets, built by build.py). 
 numbers: :func:`with_budgets` evaluates the expressions with the constexprs' values (Triton's
 constexpr arithmetic, which is Python's; a bool is the integer Triton reads it as) and checks them
 as ``warp_specialize`` checks literal budgets. A reading with those constexprs bound
-(``read_kernels(bind=...)``) has its budgets evaluated so. The reading that was verified is the one lowered:
-no second reading binds the budget's constexprs for the lowering alone."""
+(``read_kernels(bind=...)``) has its budgets evaluated so. The reading that was verified is the
+one lowered: no second reading binds the budget's constexprs for the lowering alone."""
 
 from __future__ import annotations
 

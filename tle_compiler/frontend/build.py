@@ -61,10 +61,10 @@ _BINOPS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv
            ast.RShift: ">>", ast.Pow: "**"}
 _CMPOPS = {ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">="}
 _UNOPS = {ast.USub: "-", ast.UAdd: "+", ast.Not: "not", ast.Invert: "~"}
-#: Library calls that compute a value without touching memory or synchronising.
-#: library calls that access memory: beside an atomic in one statement, that statement is
-#: built in sequential form (Builder._calls_helper)
+#: Library calls that access memory: beside an atomic in one statement, that statement is
+#: built in sequential form (Builder._calls_helper).
 MEMORY_CALLS = frozenset({"tl.load", "tl.store"})
+#: Library calls that compute a value without touching memory or synchronising.
 PURE_CALLS = frozenset(
     f"{lib}.{name}" for lib in ("tl", "gl") for name in (
         "arange", "zeros", "zeros_like", "full", "where", "exp", "exp2", "log", "log2", "sqrt",
