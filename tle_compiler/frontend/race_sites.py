@@ -143,7 +143,29 @@ def _mark_gathers(part: Part) -> None:
             continue
         load.gathered = True
         slot = dst.args[0].slot
-        given = part.assigns.get(slot.id, ()) if isinstance(slot, K.Name) else ()
-        if len(given) == 1 and isinstance(given[0][0], K.Event) and \
-                given[0][0].verb == "acquire":
-            load.gather = given[0][0]
+        if isinstance(slot, K.Name):
+            load.gather = _acquire_of(part, slot.id, acc.site)
+
+
+def _acquire_of(part: Part, name: str, at: Site) -> Optional[K.Event]:
+    """The acquire that gave slot ``name`` where a store at ``at`` uses it: where every
+    assignment of the name is an acquire of one pipe, any of them (only the pipe is read);
+    else the assignment nearest before ``at`` in its own statement list, when it is an acquire
+    and no statement between them binds the name in a nested block; None otherwise (no commit
+    then orders the gathered load: race_order.ordered)."""
+    given = part.assigns.get(name, ())
+    acquires = [v for v, _ in given if isinstance(v, K.Event) and v.verb == "acquire"]
+    if acquires and len(acquires) == len(given) and \
+            len({v.handle.pipe for v in acquires}) == 1:
+        return acquires[0]
+    depth, here = len(at.path) - 1, at.path[-1][1]
+    before = [(site.path[-1][1], v) for v, site in given
+              if site.path[:-1] == at.path[:-1] and site.path[-1][1] < here]
+    if not before:
+        return None
+    last, value = max(before, key=lambda x: x[0])
+    # an assignment inside a statement between the two (an `if` that may bind another slot)
+    if any(site.path[:depth] == at.path[:depth] and len(site.path) > depth + 1
+           and last < site.path[depth][1] < here for _, site in given):
+        return None
+    return value if isinstance(value, K.Event) and value.verb == "acquire" else None
