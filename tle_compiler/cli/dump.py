@@ -39,7 +39,7 @@ from ..diagnostics import TleError, TleVerificationWarning
 from ..ir.nodes import Module, Program
 from ..passes import DEFAULT_PIPELINE, PASSES, PassContext, run_pipeline
 from ..passes.verdict import BOUNDED, PROVED, REJECTED
-from .report import KernelReport, diagnostic_json, render_json, render_text
+from .report import KernelReport, Qualification, diagnostic_json, render_json, render_text
 from .constexprs import lowering_constexprs
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNUSABLE, EXIT_NOT_PROVED = 0, 1, 2, 3
@@ -626,12 +626,11 @@ def _check_float_constexprs(rep: KernelReport, loaded: Loaded, fixed: dict) -> N
     free = sorted((names & read) - set(rep.specialised) - set(fixed) - set(config)
                   - integer_constexprs(kir) - integer_arguments(kir))
     if free:
-        rep.integer_names = tuple(free)
-        rep.integer_only = (f"{', '.join(free)}: a constexpr of no value here, which the "
-                            f"protocol reads and a launch may give as a float, where the check "
-                            f"reads integers only; give it a value in DEFAULT_CONFIG or with "
-                            f"--param, or use it where Triton takes only an integer, a range "
-                            f"bound or a shape")
+        rep.qualifications.append(Qualification(
+            f"{', '.join(free)}: a constexpr of no value here, which the protocol reads and a "
+            f"launch may give as a float, where the check reads integers only; give it a value "
+            f"in DEFAULT_CONFIG or with --param, or use it where Triton takes only an integer, "
+            f"a range bound or a shape", tuple(free), "the integers"))
 
 
 def _check_signed_loads(rep: KernelReport) -> None:
@@ -646,8 +645,10 @@ def _check_signed_loads(rep: KernelReport) -> None:
     if not loops or rep.stopped is not None or rep.verdict is None or \
             rep.verdict.kind not in (PROVED, BOUNDED):
         return
-    rep.signed_names = tuple(dict.fromkeys(pointer for _, pointer, _ in loops))
-    rep.signed_only = "; ".join(why for _, _, why in loops)
+    rep.qualifications.append(Qualification(
+        "; ".join(why for _, _, why in loops),
+        tuple(dict.fromkeys(pointer for _, pointer, _ in loops)), "signed element types",
+        of_bounded=True))
 
 
 def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dict[str, int],

@@ -28,6 +28,18 @@ def makes_claim(passes_run: list[str]) -> bool:
     return first is not None and CLAIM_PASSES[1] in passes_run[first:]
 
 
+@dataclass(frozen=True)
+class Qualification:
+    """What a verdict holds only under: ``reason`` (said in the verdict's reason), the
+    ``names`` it bounds, each checked for ``checked`` ("the integers"); ``of_bounded``: it
+    qualifies a bounded claim too (else a proved one only)."""
+
+    reason: str
+    names: tuple
+    checked: str
+    of_bounded: bool = False
+
+
 @dataclass
 class KernelReport:
     program: Program
@@ -50,17 +62,12 @@ class KernelReport:
     #: What the memory-race proof assumed of the launch beyond the verdict's values (the rows
     #: of a stride argument not overlapping: cli/dump.py _check_memory_races), or "".
     assumed: str = ""
-    #: Why a "proved" verdict holds for integer values only of a constexpr the protocol reads
-    #: that a launch may give as a float (cli/dump.py _check_float_constexprs): the verdict
-    #: is then bounded to the integers; "" otherwise.
-    integer_only: str = ""
-    #: the constexprs it names
-    integer_names: tuple = ()
-    #: Why a "proved" verdict holds only where the pointers ``signed_names`` point to signed
-    #: integers: a `while` loop's counter loaded through one of no known element type ends
-    #: only when compared signed (cli/dump.py _check_signed_loads); "" otherwise.
-    signed_only: str = ""
-    signed_names: tuple = ()
+    #: What a "proved" verdict holds only under, each a :class:`Qualification`: the integer
+    #: values of a constexpr a launch may give as a float (cli/dump.py
+    #: _check_float_constexprs), pointers to signed integers where a loop's ending or a
+    #: condition needs a load of no known element type signed (_check_signed_loads). The verdict
+    #: is then bounded, its reason saying why.
+    qualifications: list = field(default_factory=list)
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -86,22 +93,16 @@ class KernelReport:
         if v is None:  # both passes ran and said nothing: no fault found, nothing proved
             return Verdict(UNKNOWN, reason="the passes gave no verdict")
         v = _narrowed(v, self.specialised)
-        if v.kind == BOUNDED and self.signed_only:
-            # a claim for the values checked holds only where the pointers point to signed
-            # integers too
-            return replace(v, reason=f"{v.reason}; {self.signed_only}", checked={
-                **v.checked, **{n: "signed element types" for n in self.signed_names}})
-        if v.kind != PROVED:
+        # a bounded claim is qualified too where the qualification holds of it as well
+        quals = [q for q in self.qualifications
+                 if v.kind == PROVED or (v.kind == BOUNDED and q.of_bounded)]
+        if not quals:
             return v
-        # checked for the integer values of a constexpr a launch may give as a float, or for
-        # pointers to signed integers where a `while` loop's ending or a condition needs them
-        # signed
-        reasons = [why for why in (self.integer_only, self.signed_only) if why]
-        if not reasons:
-            return v
-        checked = {**{n: "the integers" for n in self.integer_names if self.integer_only},
-                   **{n: "signed element types" for n in self.signed_names if self.signed_only}}
-        return replace(v, kind=BOUNDED, reason=f"proved for {v.scope}; {'; '.join(reasons)}",
+        reasons = "; ".join(q.reason for q in quals)
+        checked = {n: q.checked for q in quals for n in q.names}
+        if v.kind == BOUNDED:
+            return replace(v, reason=f"{v.reason}; {reasons}", checked={**v.checked, **checked})
+        return replace(v, kind=BOUNDED, reason=f"proved for {v.scope}; {reasons}",
                        checked=checked)
 
     @property

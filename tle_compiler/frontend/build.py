@@ -3524,14 +3524,20 @@ class Builder(BuildRules, ConstexprRules):
                                args_node, check="bad-warp-specialize")
             entries.append((elt, fst.value, [self.expr(a) for a in args_node.elts]))
 
-        def int_list(node: Optional[ast.expr]) -> object:
+        def values_of(node: Optional[ast.expr]) -> Optional[tuple]:
+            """The items of a list argument as the builder reads them (None: no list)."""
+            if not isinstance(node, (ast.List, ast.Tuple)):
+                return None
+            return tuple(self.value(e) for e in node.elts)
+
+        def int_list(node: Optional[ast.expr], values: Optional[tuple]) -> object:
             if node is None:
                 return None
-            if not isinstance(node, (ast.List, ast.Tuple)):
+            if values is None:
                 return Unevaluated(ast.unparse(node))
             out: list[object] = []
-            for e in node.elts:
-                c = fold(self.value(e))
+            for e, v in zip(node.elts, values):
+                c = fold(v)
                 out.append(c if isinstance(c, int) and not isinstance(c, bool) else
                            Unevaluated(ast.unparse(e)))
             return out
@@ -3543,15 +3549,15 @@ class Builder(BuildRules, ConstexprRules):
         arg_locs = {"warps": self.loc(warps_node)}
         if regs_node is not None:
             arg_locs["regs"] = self.loc(regs_node)
-        regs_given = int_list(regs_node)
-        if isinstance(regs_node, (ast.List, ast.Tuple)) and regs_given is not None:
+        values = values_of(regs_node)
+        regs_given = int_list(regs_node, values)
+        if values is not None:
             # A register budget written as an expression of constexprs (`224 + 8 * TMA`) is a
             # number once they are bound: a build that leaves them free leaves the budgets out
             # (the protocol does not read them) and records their expressions, which the
-            # lowering evaluates with the launch's values (frontend/budgets.py).
-            # read as the builder reads them: a `tl.constexpr`-annotated local is its
-            # expression in place (`R: tl.constexpr = 224 + 8 * WIDE; [R]` reads WIDE)
-            values = tuple(self.value(e) for e in regs_node.elts)
+            # lowering evaluates with the launch's values (frontend/budgets.py). The names are
+            # those of the expressions as the builder reads them: a `tl.constexpr`-annotated
+            # local is its expression in place (`R: tl.constexpr = 224 + 8 * WIDE; [R]`)
             read = sorted({x.id for v in values for x in K.walk_expr(v)
                            if isinstance(x, K.Name)})
             for name in read:
@@ -3570,7 +3576,8 @@ class Builder(BuildRules, ConstexprRules):
                     and any(isinstance(r, Unevaluated) for r in regs_given):
                 self.budget_exprs = (values, self.loc(regs_node))
                 regs_given = None
-        warps, regs = validate_warp_specialize(len(entries), int_list(warps_node),
+        warps, regs = validate_warp_specialize(len(entries),
+                                               int_list(warps_node, values_of(warps_node)),
                                                regs_given, self.loc(ws), arg_locs)
         parts = []
         # the lowered Gluon defines each partition as a module-level function of its name, beside

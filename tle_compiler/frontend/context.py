@@ -135,6 +135,11 @@ class KernelCtx:
         # signed_only where the Program reads the param
         self.signed_params: dict[str, tuple[Loc, str, str]] = {}
 
+    def keep_signed_only(self, note: tuple[Loc, str, str]) -> None:
+        """Keep ``note`` (location, pointer, why) in :attr:`signed_only`, once per location."""
+        if not any(at == note[0] for at, _, _ in self.signed_only):
+            self.signed_only.append(note)
+
     def reserve_pure(self, key: str, hint: str, loc: Loc) -> str:
         """The placeholder of the param standing for the pure expression ``key``."""
         return self.params.reserve(("pure", key), hint, loc, self.known.get(key, (None, None)))

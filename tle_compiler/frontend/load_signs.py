@@ -94,6 +94,11 @@ def untyped_source(walker, e: K.Expr, depth: int = 24,
     return None
 
 
+def first_untyped(walker, exprs) -> Optional[str]:
+    """:func:`untyped_source` of the first of ``exprs`` that reads such a load, or None."""
+    return next((p for p in (untyped_source(walker, x) for x in exprs) if p is not None), None)
+
+
 def _first(walker, items, depth: int, seen: frozenset) -> Optional[str]:
     """:func:`untyped_source` of the first of the operands ``items`` that reads such a load,
     unless another is a known 64-bit integer (beside which a 32-bit value is promoted to a
@@ -120,8 +125,7 @@ def unsigned_compare(walker, cond: K.Expr) -> Optional[tuple[str, K.Expr]]:
         sides = (e.lhs, e.rhs)
         if any(walker.scalar_int_type(x) in ("int64", "uint64") for x in sides):
             continue
-        pointer = next((p for p in (untyped_source(walker, x) for x in sides) if p is not None),
-                       None)
+        pointer = first_untyped(walker, sides)
         if pointer is None:
             continue
         if all(_nonnegative(walker, x) for x in sides):

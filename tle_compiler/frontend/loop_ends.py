@@ -54,7 +54,7 @@ from ..ir.expr import Affine
 from ..ir.i32 import I32_MAX, I32_MIN
 from ..ir.loop_counter import innermost_next_counter
 from ..ir.promotion import computation_type
-from .load_signs import untyped_source
+from .load_signs import first_untyped
 from .params import is_placeholder
 from .values import I64, Aff, KernelArg, Sym
 
@@ -266,8 +266,7 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
     sides = (K.Name(k), bound)
     if any(_wide(walker, x, walker.tile_dtype(x)) for x in sides):
         return None  # (a 32-bit value beside an int64 is compared signed, in 64 bits)
-    pointer = next((p for p in (untyped_source(walker, x) for x in sides) if p is not None),
-                   None)
+    pointer = first_untyped(walker, sides)
     if pointer is None:
         return None
     why = _unsigned_reason(walker, bound, e, c, op, up, "uint32")

@@ -51,7 +51,7 @@ from .scope import fold_int, is_triton
 from .parsed import per_tree
 from .source_text import read_python
 from .shared_memory import check_bound_shapes
-from .load_signs import unsigned_compare, untyped_source
+from .load_signs import first_untyped, unsigned_compare, untyped_source
 from .where_extrema import where_extremum
 from .loop_ends import I32_MAX, I32_MIN, SignedOnly, counter_wraps, why_not_ending
 from .triton_rules import TritonRules
@@ -2902,9 +2902,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 # builtin_min of constexprs too): a derived param of no param, it gave a verdict
                 # "for every value of  ()"
                 return Aff(Affine.of((min if name == "min" else max)(*values)))
-        if triton and name == "where" and where_extremum(node) is not None and len(args) == 3:
+        extremum = where_extremum(node) if triton and name == "where" else None
+        if extremum is not None and len(args) == 3:
             # `tl.where(N > 0, N, 0)` is `tl.maximum(N, 0)`: read as that derived param
-            name = where_extremum(node)
+            name = extremum
             path = f"{path.rsplit('.', 1)[0]}.{name}"
             args = args[1:]
         if (triton or path.startswith("builtins.")) and name in PURE_OPS:
@@ -3684,8 +3685,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         if runtime:
             # Triton types the variable by its bounds: over a count loaded through a pointer of
             # no known element type it may be a uint32 (load_signs.py)
-            src = next((p for p in (untyped_source(self, x) for x in (s.start, s.stop))
-                        if p is not None), None)
+            src = first_untyped(self, (s.start, s.stop))
             if src is not None:
                 self.k.untyped_params[ir_var] = src
         self.env[s.var] = (Aff(Affine.of(ir_var), runtime) if bounds
@@ -3887,23 +3887,27 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             f"{pointer} in DEFAULT_CONFIG's signature, or cast the loaded value .to(tl.int32)"))
         if ph is not None:
             self.k.signed_params.setdefault(ph, note)
-        elif not any(at == loc for at, _, _ in self.k.signed_only):
-            self.k.signed_only.append(note)
+        else:
+            self.k.keep_signed_only(note)
 
-    def signed_conditions(self, cond: K.Expr, loc, what: str) -> None:
+    def signed_conditions(self, cond: K.Expr, loc, does: str,
+                          ph: Optional[str] = None) -> None:
         """Note (:meth:`note_signed_reading`) a comparison in ``cond`` that Triton computes
         unsigned where a value loaded through a pointer of no known element type is a uint32,
         and whose truth then may differ from the signed one the verifier reads
         (load_signs.unsigned_compare: `p - 1 >= -1` of a loop variable over such a count holds
-        only at p = 0 when unsigned). ``what``: what the condition decides (a phrase)."""
+        only at p = 0 when unsigned). ``does``: what the comparison does, a phrase that follows
+        it ("decides which pipe events run"); ``ph``: ``cond`` is the kernel-body value of that
+        param (the note then names ``cond`` where the comparison is a part of it)."""
         found = unsigned_compare(self, cond)
         if found is None:
             return
         pointer, compare = found
+        inside = "" if ph is None or compare is cond else f" in `{self.src(cond)}`"
         self.note_signed_reading(loc, pointer, (
-            f"`{self.src(compare)}` decides {what} as the verifier reads it where it is signed, "
+            f"`{self.src(compare)}`{inside}{does} as the verifier reads it where it is signed, "
             f"but through a *u32 {pointer} Triton compares it unsigned, where a side the "
-            f"verifier reads as negative is past 2^31 - 1, and its truth may differ"))
+            f"verifier reads as negative is past 2^31 - 1, and its truth may differ"), ph)
 
     def ends_exactly(self, s: K.While) -> bool:
         """Whether the walk of ``s`` iteration by iteration ended (the kernel body's:
@@ -3974,7 +3978,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                            f"and kernel params: `{self.src(s.cond)}` ({cond.reason}; line "
                            f"{s.loc.line}). Which events a partition performs must not depend on "
                            f"data", s, check="non-affine-if")
-        self.signed_conditions(s.cond, s.loc, "which pipe events run")
+        self.signed_conditions(s.cond, s.loc, " decides which pipe events run")
         self.out.append(If(cond, tuple(then), tuple(orelse), s.loc))
 
     def written_test(self, s: Union[K.If, K.While], kind: type) -> Optional[ast.expr]:
@@ -4640,17 +4644,9 @@ class PrologueWalker(Walker):
             src = untyped_source(self, node)
             if src is not None:
                 self.k.untyped_params[ph] = src
-        found = unsigned_compare(self, node)
-        if found is not None:
-            # a comparison of such a load computes the value (`B = n - 1 >= 0`): Triton's
-            # unsigned one may give another truth
-            pointer, compare = found
-            value = "" if compare is node else f" in `{self.src(node)}`"
-            self.note_signed_reading(node.loc, pointer, (
-                f"`{self.src(compare)}`{value}, which pipe events depend on, holds as the "
-                f"verifier reads it where it is signed, but through a *u32 {pointer} Triton "
-                f"compares it unsigned, where a side the verifier reads as negative is past "
-                f"2^31 - 1, and its truth may differ"), ph)
+        # a comparison of such a load computes the value (`B = n - 1 >= 0`): Triton's
+        # unsigned one may give another truth
+        self.signed_conditions(node, node.loc, ", which pipe events depend on, holds", ph)
 
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and not value.shared and not value.unmodelled \
@@ -5066,8 +5062,8 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     # the Program reads: the verdict holds only where that load is signed
     for ph in uses:
         note = k.signed_params.get(ph)
-        if note is not None and not any(at == note[0] for at, _, _ in k.signed_only):
-            k.signed_only.append(note)
+        if note is not None:
+            k.keep_signed_only(note)
     k.refuse_truths()
     extra = assumed_unused(k, uses)
     params, partitions, pnames = finalize(k.params, partitions, extra)
