@@ -23,11 +23,12 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from itertools import compress
+from itertools import compress, islice
 from typing import Optional, Sequence
 
 from ..ir.nodes import CLOSED_FLAG, Access, Event, Program, walk_accesses
 from ..ir.tracegen import CompiledProgram
+from .clean_resume import CleanState, Resumes, partition_local
 from .named_release import named_release_problems, relevant_events
 from .roles import PipeRoles
 from .trace_kinds import (ACQ, CLOSE, COMMIT, MAY_WRITE, READ, READBACK, RELEASE,  # noqa: F401
@@ -136,6 +137,9 @@ class Checker:
         # reader slot -> the writer slot of the same pipe and stage (whose fills its reads need)
         self.w_of_r = [self.wbase[p] + s for p in range(len(self.pipes))
                        for _ in self.readers[p] for s in range(self.cap[p])]
+        #: the recent clean instances :meth:`clean` resumes from, where each endpoint's events
+        #: are one partition's (passes/clean_resume.py); None: every instance is walked whole
+        self.resumes: Optional[Resumes] = Resumes() if partition_local(self) else None
 
     def without_closed_reads(self, traces: list) -> list:
         """``traces`` without the reads that do not run: a read under ``if not res.is_closed:``
@@ -173,47 +177,57 @@ class Checker:
         field) over every window that read it (:func:`all_filled`) instead of once per read.
         Each partition's events become one list of ints for the run (see :meth:`_clean_run`):
         a counter it bumps, or ``~(m * K + c)``, a requirement that counter ``c`` has reached
-        ``m``."""
+        ``m``. Where a recent clean instance's traces begin these (passes/clean_resume.py), its
+        state is copied and only the events after them are walked."""
         traces = self.without_closed_reads(traces)
         nw, nr = self.nw, self.nr
         K = nw + nr  # counters: commits per writer slot, then releases per reader slot
-        for _, idx in traces:  # a negative index breaks a rule (check() says which)
-            if idx and min(idx) < 0:
+        found = self.resumes.find(traces) if self.resumes is not None else None
+        if found is None:
+            st = CleanState.fresh(nw, nr, len(self.pipes), self.n_fields, len(traces),
+                                  self.named_mask if self.named else None)
+            starts = run_at = None
+        else:
+            st, starts, run_at = found
+        for k, (_, idx) in enumerate(traces):  # a negative index breaks a rule (check() says which)
+            at = starts[k] if starts else 0
+            if len(idx) > at and min(idx[at:] if at else idx) < 0:
                 return False
-        w_open = [-1] * nw  # index acquired and not committed, per writer slot
-        r_held = [-1] * nr  # index waited and not released, per reader slot
-        commits: list[list[int]] = [[] for _ in range(nw)]
-        acq_n = [0] * nw
-        waits: list[list[int]] = [[] for _ in range(nr)]
-        closed = [False] * len(self.pipes)
-        once: set = set()
+        w_open = st.w_open  # index acquired and not committed, per writer slot
+        r_held = st.r_held  # index waited and not released, per reader slot
+        commits = st.commits
+        acq_n = st.acq_n
+        waits = st.waits
+        closed = st.closed
+        once = st.once
         info = self.fast_info
         # field number * nw + writer slot -> the fill points of note_fill; least: the same key ->
         # the smallest index among them (a write at a larger or equal one adds no point)
-        fills: dict[int, list[tuple[int, int]]] = {}
-        least = [_NEVER] * (self.n_fields * nw)
+        fills = st.fills
+        least = st.least
         # the fields (bit mask) read by checked reads in the window held now, per reader slot;
         # and per reader slot, the mask of each window closed so far (its n-th release closes
         # its n-th wait)
-        mask = [0] * nr
-        masks: list[list[int]] = [[] for _ in range(nr)]
+        mask = st.mask
+        masks = st.masks
         # field number * nw + writer slot -> the acquire count of the stage when a tracked write
         # of the field last ran: a readback needs it to be the count now (written in this window)
-        wrote: dict = {}
-        seqs = []  # per partition, its entries for the run
+        wrote = st.wrote
+        seqs = st.seqs  # per partition, its entries for the run
         # named-barrier pipes: per partition, per statement of the events rule 10 reads, the
         # ordinal of each run of it (the number of run entries before it: every event adds at
         # least one), with its index on a ring of capacity > 1 (passes/named_release.py); None:
         # not logged
-        logs = [] if self.named else None
-        for ids, idx in traces:
-            seq: list[int] = []
+        logs = st.logs
+        for k, (ids, idx) in enumerate(traces):
+            seq = seqs[k]
             put = seq.append
-            log = None
-            if logs is not None:
-                log = [[] if m else None for m in self.named_mask]
-                logs.append(log)
-            for sid, i in zip(ids, idx):
+            log = None if logs is None else logs[k]
+            at = starts[k] if starts else 0
+            if at == len(ids):
+                continue
+            for sid, i in zip(islice(ids, at, None), islice(idx, at, None)) if at else \
+                    zip(ids, idx):
                 kind, cap, wb, rb, aux, p, one, rbases, r, logged = info[sid]
                 s = i % cap
                 if kind == READ:
@@ -292,7 +306,6 @@ class Checker:
                         closed[p] = True
                         commits[ws].append(i)
                         put(ws)
-            seqs.append(seq)
         if w_open.count(-1) != nw:  # an acquire never committed
             return False
         # rule 7's fills, once every write is noted: per reader slot and field read, over the
@@ -339,17 +352,29 @@ class Checker:
                         return False
         if self.named and named_release_problems(self, traces, logs):
             return False
-        return self._clean_run(seqs, K)
+        if found is None:
+            cnt = self._clean_run(seqs, K)
+        else:
+            cnt = self._clean_run(seqs, K, st.cnt, run_at)
+        if cnt is None:
+            return False
+        if self.resumes is not None:
+            st.cnt = cnt
+            self.resumes.keep(traces, st)
+        return True
 
     @staticmethod
-    def _clean_run(seqs: list[list[int]], K: int) -> bool:
+    def _clean_run(seqs: list[list[int]], K: int, cnt: Optional[list[int]] = None,
+                   ptr: Optional[list[int]] = None) -> Optional[list[int]]:
         """The run of :meth:`clean` (see :meth:`_run`): every partition advances while its next
-        entry is enabled; True when every partition reaches its end. An entry ``e >= 0`` bumps
-        counter ``e``; ``~(m * K + c)`` needs counter ``c`` to be at least ``m``. The counters
-        are kept as ``count * K + c`` (so the requirement compares one int, without decoding
-        ``m``)."""
-        cnt = list(range(K))
-        ptr = [0] * len(seqs)
+        entry is enabled; the counters at the end when every partition reaches its end, else
+        None. An entry ``e >= 0`` bumps counter ``e``; ``~(m * K + c)`` needs counter ``c`` to
+        be at least ``m``. The counters are kept as ``count * K + c`` (so the requirement
+        compares one int, without decoding ``m``). ``cnt`` and ``ptr``: the counters and
+        positions of a run that completed a prefix of every partition's entries, resumed here
+        (passes/clean_resume.py); by default the run starts from nothing."""
+        cnt = list(range(K)) if cnt is None else cnt[:]
+        ptr = [0] * len(seqs) if ptr is None else list(ptr)
         moved = True
         while moved:
             moved = False
@@ -368,7 +393,7 @@ class Checker:
                 if i != ptr[k]:
                     ptr[k] = i
                     moved = True
-        return all(ptr[k] == len(seq) for k, seq in enumerate(seqs))
+        return cnt if all(ptr[k] == len(seq) for k, seq in enumerate(seqs)) else None
 
     # ------------------------------------------------------------------ one instance
     def check(self, traces: list[tuple[list[int], list[int]]], deadlock: bool = True
