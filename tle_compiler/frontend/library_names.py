@@ -43,10 +43,12 @@ def _package_folder(top: str) -> Optional[str]:
     return list(spec.submodule_search_locations)[0]
 
 
+@functools.lru_cache(maxsize=None)
 def _entry(folder: str, name: str) -> Optional[str]:
     """What ``name`` is in package folder ``folder``: its ``__init__.py`` for a subpackage, its
     ``.py`` file for a module, "" for an extension module or a namespace folder, None when there
-    is none."""
+    is none. Kept per process, as :func:`module_file` is (a kernel spells a library's names
+    hundreds of times, each a few file-system lookups)."""
     sub = os.path.join(folder, name)
     if os.path.isdir(sub):
         init = os.path.join(sub, "__init__.py")

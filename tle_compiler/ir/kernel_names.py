@@ -15,10 +15,29 @@ MODULE_NAMES = frozenset({"gluon", "gl", "async_copy", "fence_async_shared", "mb
                           "range", "float", "int"})
 
 
+#: The names of the kernels asked for last (id -> the kernel, its names): one translation asks
+#: for the same kernel's a dozen times (a walk of each partition, every pass that allocates names)
+_RECENT: dict[int, tuple[K.Kernel, frozenset]] = {}
+_RECENT_MAX = 8
+
+
 def source_names(kernel: K.Kernel) -> set[str]:
     """Every name of the kernel's source that the generated module spells as written: the kernel,
     its arguments and module constants, the partitions, their parameters, and each name a
-    statement binds or reads (helpers are inlined with their locals renamed by the frontend)."""
+    statement binds or reads (helpers are inlined with their locals renamed by the frontend).
+    A kernel is immutable: its names are computed once (kept for the last few kernels asked
+    for), and each call gets its own set."""
+    hit = _RECENT.get(id(kernel))
+    if hit is not None and hit[0] is kernel:
+        return set(hit[1])
+    names = _source_names(kernel)
+    _RECENT[id(kernel)] = (kernel, frozenset(names))
+    while len(_RECENT) > _RECENT_MAX:
+        del _RECENT[next(iter(_RECENT))]
+    return names
+
+
+def _source_names(kernel: K.Kernel) -> set[str]:
     names = {kernel.name} | {p.name for p in kernel.params} | {n for n, _ in kernel.consts}
     exprs: list[K.Expr] = []
     bodies = [kernel.prologue]
