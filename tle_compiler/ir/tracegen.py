@@ -36,9 +36,11 @@ class TraceBudgetExceeded(Exception):
 
 
 def _py(e: Affine, names: Mapping[str, str]) -> str:
-    parts = [str(e.const)]
-    for v, c in e.terms:
-        parts.append(f"{c}*{names[v]}")
+    """``e`` as a Python expression: its terms (a coefficient 1 unwritten), then its constant
+    when not 0; ``(0)`` for the affine 0."""
+    parts = [names[v] if c == 1 else f"{c}*{names[v]}" for v, c in e.terms]
+    if e.const or not parts:
+        parts.append(str(e.const))
     return "(" + " + ".join(parts) + ")"
 
 
@@ -122,15 +124,37 @@ def _generated(program: Program) -> CompiledProgram:
         def emit(block: tuple[Stmt, ...], depth: int, names: dict[str, str]) -> None:
             pad = "    " * depth
             emitted = False
+            run: list[tuple[int, str]] = []  # consecutive events: (number, index expression)
+
+            def flush() -> None:
+                # a run of events is appended by one call per list (the same lists, in the same
+                # order, as one append per event); each distinct index is computed once
+                if len(run) == 1:
+                    body.append(f"{pad}ids_append({run[0][0]}); idx_append({run[0][1]})")
+                elif run:
+                    shared = {}
+                    for _, x in run:
+                        shared.setdefault(x, f"t_{len(shared)}")
+                    if len(shared) < len(run):
+                        body.append(f"{pad}" + "; ".join(f"{t} = {x}" for x, t in shared.items()))
+                        xs = [shared[x] for _, x in run]
+                    else:
+                        xs = [x for _, x in run]
+                    body.append(f"{pad}ids_extend(({', '.join(str(n) for n, _ in run)},)); "
+                                f"idx_extend(({', '.join(xs)},))")
+                run.clear()
+
             for s in block:
                 if isinstance(s, (Event, Access)):
                     key = id(s)
                     if key not in number:
                         number[key] = len(stmts)
                         stmts.append(s)
-                    body.append(f"{pad}ids_append({number[key]}); idx_append({_py(s.index, names)})")
+                    run.append((number[key], _py(s.index, names)))
                     emitted = True
-                elif isinstance(s, For):
+                    continue
+                flush()
+                if isinstance(s, For):
                     counter[0] += 1
                     var = f"v_{counter[0]}"
                     inner = dict(names)
@@ -156,12 +180,14 @@ def _generated(program: Program) -> CompiledProgram:
                         if len(body) == n:
                             body.append(f"{pad}    pass")
                     emitted = True
+            flush()
             if not emitted:
                 body.append(f"{pad}pass")
 
         emit(part.body, 2, names)
         lines.append(f"    def part_{k}(params, ids, idx, limit):")
         lines.append("        ids_append = ids.append; idx_append = idx.append; steps = 0")
+        lines.append("        ids_extend = ids.extend; idx_extend = idx.extend")
         for i, p in enumerate(program.params):
             lines.append(f"        P_{i} = params[{p.name!r}]")
         lines += body
