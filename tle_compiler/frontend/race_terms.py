@@ -621,10 +621,27 @@ def term(model: Model, e: K.Expr, inst: Instance, depth: int = 24, where: str = 
 
 def const_name(z3, t) -> Optional[str]:
     """The name of ``t`` when it is an uninterpreted constant (an unknown or an argument), else
-    None (``str(t)`` spells it too, through z3's pretty printer, many times slower)."""
-    if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-        return t.decl().name()
-    return None
+    None (``str(t)`` spells it too, through z3's pretty printer, many times slower). Read
+    through z3's C API, as ``z3.is_const(t)``, ``t.decl().kind()`` and ``t.decl().name()`` read
+    it, without the Python wrappers of the declaration each of those makes."""
+    import z3 as _z3
+
+    if not isinstance(t, _z3.ExprRef):
+        return None
+    ctx = t.ctx.ref()
+    a = t.as_ast()
+    if _z3.Z3_get_ast_kind(ctx, a) != _z3.Z3_APP_AST:  # a numeral's declaration is none of these
+        return None
+    app = _z3.Z3_to_app(ctx, a)
+    if _z3.Z3_get_app_num_args(ctx, app):
+        return None
+    decl = _z3.Z3_get_app_decl(ctx, app)
+    if _z3.Z3_get_decl_kind(ctx, decl) != _z3.Z3_OP_UNINTERPRETED:
+        return None
+    sym = _z3.Z3_get_decl_name(ctx, decl)
+    if _z3.Z3_get_symbol_kind(ctx, sym) == _z3.Z3_INT_SYMBOL:
+        return "k!%s" % _z3.Z3_get_symbol_int(ctx, sym)
+    return _z3.Z3_get_symbol_string(ctx, sym)
 
 
 def _reads(model: Model, e: K.Expr, part: Part, where: str) -> set[str]:
