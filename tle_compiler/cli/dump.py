@@ -500,7 +500,7 @@ def _reject(rep: KernelReport, e: TleError, check: Optional[str] = None) -> None
                                 check=check or e.check))
 
 
-def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
+def _check_memory_races(rep: KernelReport, loaded: Loaded, beside=None) -> None:
     """A kernel the passes found no fault in, checked for global memory that two partitions
     access, one writing, with no pipe hand-off proved to order them
     (frontend/global_races.check_global_races): rejected with a witness (the iterations and
@@ -510,17 +510,54 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
     checked as a .py file's are; a .pipe protocol has no memory accesses. The integer
     constexprs the kernel was read specialised to are numbers in the addresses; where the check
     refuses the kernel for some value of another (a row pitch `row * D`), it is checked again
-    with DEFAULT_CONFIG's values, and verified, if so, for those values only."""
-    info = loaded.infos.get(rep.program.name)
-    kir = getattr(info, "kir", None) or loaded.kirs.get(rep.program.name)
-    if kir is None or rep.stopped is not None or \
-            any(d.severity == "error" for d in rep.diagnostics):
+    with DEFAULT_CONFIG's values, and verified, if so, for those values only. ``beside``: the
+    outcomes a child process computed meanwhile (_RacesBeside), taken where they were computed
+    from the same inputs."""
+    if rep.stopped is not None or any(d.severity == "error" for d in rep.diagnostics):
         return
-    from ..frontend.global_races import Unproved, check_global_races
+    inputs = _race_inputs(rep.program, rep.specialised, loaded)
+    if inputs is None:
+        return
+    outcome = beside.outcome(rep.program.name, inputs) if beside is not None else None
+    if outcome is None:
+        outcome = _race_outcome(*inputs)
+    kind = outcome[0]
+    if kind == "refused":
+        _reject(rep, TleError(outcome[1], outcome[2], check=outcome[3]))
+        return
+    if kind == "unproved":
+        rep.stopped = TleError(outcome[1], outcome[2], check="memory-race")
+        return
+    relied, extra = outcome[1], outcome[2]
+    if extra is not None:
+        rep.specialised = {**rep.specialised, **extra}
+        print(f"tle-dump: {rep.program.name}: global memory proved apart with "
+              f"{', '.join(f'{n}={v}' for n, v in extra.items())} (DEFAULT_CONFIG; a race "
+              f"otherwise); the verdict holds for these values only", file=sys.stderr)
+    strides = sorted({n for group in relied for n in group})
+    if strides:
+        # the stride rule is an assumption about the launch (docs/semantics.md, "Strides"):
+        # a verdict that may rest on it says so, naming the strides
+        rep.assumed = (f"global memory proved apart taking the rows of the stride argument"
+                       f"{'s' if len(strides) > 1 else ''} {', '.join(strides)} not to "
+                       f"overlap: each "
+                       f"stride at least the width of the columns addressed beside it, and no "
+                       f"row offset `row * stride` wrapping around int32 or the address space "
+                       f"(docs/semantics.md, \"Strides\"); a launch with a smaller stride, or "
+                       f"with rows that wrap, is not covered")
+        print(f"tle-dump: {rep.program.name}: {rep.assumed}", file=sys.stderr)
 
+
+def _race_inputs(program: Program, specialised: dict, loaded: Loaded) -> Optional[tuple]:
+    """What the memory-race check of ``program`` reads (the arguments of :func:`_race_outcome`),
+    None for a kernel with no kernel IR (a .pipe protocol)."""
+    info = loaded.infos.get(program.name)
+    kir = getattr(info, "kir", None) or loaded.kirs.get(program.name)
+    if kir is None:
+        return None
     # the tle.assume ranges of the kernel's integer arguments (the protocol's params)
     args = {p.name for p in kir.params}
-    domains = {p.name: (p.min, p.max) for p in getattr(rep.program, "params", ())
+    domains = {p.name: (p.min, p.max) for p in getattr(program, "params", ())
                if p.name in args}
     # and those of arguments that are no param of the protocol (`N` where the loops run over
     # `N // 2`): each tle.assume comparison of an argument itself narrows its range
@@ -532,10 +569,10 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
             domains[a.arg] = (lo, hi)
     # the constexprs the kernel was read specialised to (a --param's) are numbers in the
     # addresses (a row pitch `row * D`); the others are of any value
-    names = set(loaded.constexprs.get(rep.program.name, ())) | \
+    names = set(loaded.constexprs.get(program.name, ())) | \
         {p.name for p in kir.params if p.constexpr}
-    values = {n: v for n, v in rep.specialised.items() if n in names}
-    config = loaded.defaults.get(rep.program.name, {})  # DEFAULT_CONFIG's constexpr values
+    values = {n: v for n, v in specialised.items() if n in names}
+    config = loaded.defaults.get(program.name, {})  # DEFAULT_CONFIG's constexpr values
     # and the float constexprs DEFAULT_CONFIG gives (`"SCALE": 0.5`), whose values are no
     # integers: a cast or a comparison of one is not read as of an integer
     values.update({n: v for n, v in config.items()
@@ -549,13 +586,24 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
 
     floats = frozenset(n for n in names if n not in values and n not in config) - \
         integer_constexprs(kir) - integer_arguments(kir)
-    signature = loaded.signatures.get(rep.program.name)  # pointers, integer widths
+    signature = loaded.signatures.get(program.name)  # pointers, integer widths
     # and a run-time argument no signature types, which a launch may pass as a float (Triton's
     # JIT types a Python float fp32), unless the kernel's own use of it compiles only for no
     # float (a loop bound, a pointer's offset: constexpr_kinds.integer_arguments)
     floats |= frozenset(p.name for p in kir.params if not p.constexpr and
                         (not signature or p.name not in signature)) - integer_arguments(kir)
-    relied: list = []
+    return kir, domains, values, config, names, floats, signature
+
+
+def _race_outcome(kir, domains: dict, values: dict, config: dict, names: set, floats: frozenset,
+                  signature: Optional[dict]) -> tuple:
+    """The memory-race check's outcome, as plain data (a child process may compute it):
+    ``("proved", relied, extra)`` (the stride groups relied on; ``extra``: the DEFAULT_CONFIG
+    constexprs it was proved with after a refusal without them, else None), ``("refused",
+    message, loc, check)`` or ``("unproved", message, loc)``."""
+    from ..frontend.global_races import Unproved, check_global_races
+
+    extra = None
     try:
         try:
             relied = check_global_races(kir, domains, values, signature, floats)
@@ -578,28 +626,42 @@ def _check_memory_races(rep: KernelReport, loaded: Loaded) -> None:
                 raise
             relied = check_global_races(kir, domains, {**values, **extra}, signature,
                                         floats)  # its refusal
-            rep.specialised = {**rep.specialised, **extra}
-            print(f"tle-dump: {rep.program.name}: global memory proved apart with "
-                  f"{', '.join(f'{n}={v}' for n, v in extra.items())} (DEFAULT_CONFIG; a race "
-                  f"otherwise); the verdict holds for these values only", file=sys.stderr)
     except TleError as e:
-        _reject(rep, e)
-        return
+        return ("refused", e.message, e.loc, e.check)
     except Unproved as e:
-        rep.stopped = TleError(e.message, e.loc, check="memory-race")
-        return
-    strides = sorted({n for group in relied for n in group})
-    if strides:
-        # the stride rule is an assumption about the launch (docs/semantics.md, "Strides"):
-        # a verdict that may rest on it says so, naming the strides
-        rep.assumed = (f"global memory proved apart taking the rows of the stride argument"
-                       f"{'s' if len(strides) > 1 else ''} {', '.join(strides)} not to "
-                       f"overlap: each "
-                       f"stride at least the width of the columns addressed beside it, and no "
-                       f"row offset `row * stride` wrapping around int32 or the address space "
-                       f"(docs/semantics.md, \"Strides\"); a launch with a smaller stride, or "
-                       f"with rows that wrap, is not covered")
-        print(f"tle-dump: {rep.program.name}: {rep.assumed}", file=sys.stderr)
+        return ("unproved", e.message, e.loc)
+    return ("proved", relied, extra)
+
+
+class _RacesBeside:
+    """The memory-race checks of the kernels of one run, computed in a forked process
+    (cli/beside.py) while this one verifies and translates them: each outcome is taken where
+    the check's inputs, computed again when it is due, are those it was computed from. Only a
+    proof or a refusal is taken (an undecided check, whose z3 time limits a busy machine may
+    decide, is run again here)."""
+
+    def __init__(self, reports: list, loaded: Loaded):
+        from .beside import start
+
+        self.jobs: dict[str, tuple] = {}
+        for k, specialised in reports:
+            inputs = _race_inputs(k, specialised, loaded)
+            if inputs is not None and k.name not in self.jobs:
+                self.jobs[k.name] = inputs
+        self.child = start(_race_outcome, list(self.jobs.values()))
+
+    def outcome(self, name: str, inputs: tuple) -> Optional[tuple]:
+        if self.child is None or name not in self.jobs:
+            return None
+        given = self.jobs[name]
+        if given[0] is not inputs[0] or given[1:] != inputs[1:]:
+            return None
+        got = self.child.results()[list(self.jobs).index(name)]
+        return got if got is not None and got[0] in ("proved", "refused") else None
+
+    def close(self) -> None:
+        if self.child is not None:
+            self.child.close()
 
 
 def _check_float_constexprs(rep: KernelReport, loaded: Loaded, fixed: dict) -> None:
@@ -739,10 +801,17 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
         # own shapes' (_check_signature), a launch's are others
         sig = {}
     try:
-        with warnings.catch_warnings():  # the verdict is this run's, said on its summary line
-            warnings.simplefilter("ignore", TleVerificationWarning)
-            translated = _translated(path, info, kir, rep.program, cx, sig,
-                                     _params_of(rep.program, fixed), bound)
+        ahead = _AHEAD.pop(_ahead_key(path, info, kir, rep.program, cx, sig,
+                                      _params_of(rep.program, fixed), bound), None)
+        if ahead is not None:  # translated ahead (_translate_ahead): its result or its raise
+            if ahead[1] is not None:
+                raise ahead[1]
+            translated = ahead[0]
+        else:
+            with warnings.catch_warnings():  # the verdict is this run's, said on its summary line
+                warnings.simplefilter("ignore", TleVerificationWarning)
+                translated = _translated(path, info, kir, rep.program, cx, sig,
+                                         _params_of(rep.program, fixed), bound)
         if unbudgeted_why is None:
             rep.translated = translated
         else:  # translated with budgets it does not have: not the kernel's Gluon
@@ -771,6 +840,62 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
                 f"lowering refuses it: {message}{_at_line(e)}")
         else:  # refused whatever the argument types: the kernel no launch compiles
             _reject(rep, e, "lowering" if e.check in (UNTYPED, None, "") else None)
+
+
+#: translations made ahead of their check (_translate_ahead), by _ahead_key: (the Generated,
+#: None) or (None, what it raised)
+_AHEAD: dict = {}
+
+
+def _ahead_key(path: Path, info, kir, program: Program, cx: dict, sig: dict, params: dict,
+               bound: Optional[int]) -> Optional[tuple]:
+    try:
+        key = (str(path), id(info), id(kir), id(program), tuple(sorted(cx.items())),
+               tuple(sorted(sig.items())), tuple(sorted(params.items())), bound)
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _translate_ahead(rep: KernelReport, path: Path, loaded: Loaded, fixed: dict[str, int],
+                     bound: Optional[int] = None) -> None:
+    """The translation :func:`_check_translation` makes of a kernel read from a .py file with
+    its constexprs' values, made now (while a child process proves its memory races,
+    _RacesBeside) and kept for it: the same call with the same arguments, taken there only if
+    they are the same then. Nothing is kept where a warning other than the verdict's was
+    given (it would be shown too early): the check then translates, and warns, itself."""
+    verdict = rep.verdict
+    if verdict is None or verdict.kind == REJECTED or path.suffix == ".pipe" or \
+            rep.stopped is not None:
+        return
+    name = rep.program.name
+    info = loaded.infos.get(name)
+    if info is None or loaded.kirs.get(name) is not None:
+        return
+    from .constexprs import over_config
+
+    kir = info.kir
+    config = loaded.defaults.get(name, {})
+    cx = over_config(config, lowering_constexprs(loaded, name, fixed))
+    if any(p.constexpr and p.name not in cx for p in kir.params):
+        return
+    sig = dict(loaded.signatures.get(name) or {})
+    if any(n in config and config[n] != v for n, v in cx.items()) and \
+            any(str(t).startswith("tensordesc") for t in sig.values()):
+        sig = {}
+    params = _params_of(rep.program, fixed)
+    key = _ahead_key(path, info, kir, rep.program, cx, sig, params, bound)
+    if key is None:
+        return
+    with warnings.catch_warnings(record=True) as given:
+        warnings.simplefilter("always")
+        try:
+            got = (_translated(path, info, kir, rep.program, cx, sig, params, bound), None)
+        except Exception as e:
+            got = (None, e)
+    if all(issubclass(w.category, TleVerificationWarning) for w in given):
+        _AHEAD[key] = got
 
 
 def _refusal_past_free_buffers(path: Path, info, kir, program: Program, cx: dict, sig: dict,
@@ -1699,7 +1824,14 @@ class _DropOnError(io.TextIOBase):
         return getattr(self.inner, "encoding", "utf-8")
 
 
+#: whether the memory-race proofs run in a child process beside the rest (_RacesBeside): in a
+#: tle-dump process of its own (main() of no arguments), not where main() is called in-process
+_BESIDE = False
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
+    global _BESIDE
+    _BESIDE = argv is None
     stderr = sys.stderr
     sys.stderr = _DropOnError(stderr)
     try:
@@ -1968,15 +2100,25 @@ def _run(args, fmt: str) -> int:
                 "no @tle.jit kernel that calls tle.gpu.warp_specialize")
         raise _Unusable(f"{path}: error: {what}")
     _check_params(fixed, kernels, loaded)
-    reports = [_verify(k, args, fixed, loaded.specialised_of(k.name)) for k in kernels]
-    for rep in reports:
-        _check_signature(rep, loaded, fixed)
-        _check_default_shapes(rep, loaded)
-        _check_memory_races(rep, loaded)
-        _check_float_constexprs(rep, loaded, fixed)
-        _check_signed_loads(rep)
-        if not lowering:  # --gluon/--ttgir/--ptx translate it themselves (_dump_lowered)
-            _check_translation(rep, path, loaded, fixed, args.bound)
+    # the memory-race proofs, in a child process while this one verifies and translates
+    beside = _RacesBeside([(k, loaded.specialised_of(k.name)) for k in kernels], loaded) \
+        if _BESIDE and not lowering else None
+    try:
+        reports = [_verify(k, args, fixed, loaded.specialised_of(k.name)) for k in kernels]
+        for rep in reports:
+            _check_signature(rep, loaded, fixed)
+            _check_default_shapes(rep, loaded)
+            if beside is not None:
+                _translate_ahead(rep, path, loaded, fixed, args.bound)
+            _check_memory_races(rep, loaded, beside)
+            _check_float_constexprs(rep, loaded, fixed)
+            _check_signed_loads(rep)
+            if not lowering:  # --gluon/--ttgir/--ptx translate it themselves (_dump_lowered)
+                _check_translation(rep, path, loaded, fixed, args.bound)
+    finally:
+        if beside is not None:
+            beside.close()
+        _AHEAD.clear()
 
     for rep in reports:
         for d in rep.diagnostics:
