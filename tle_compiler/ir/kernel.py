@@ -37,8 +37,9 @@ ResultSlot / IsClosed      ``res.slot`` / ``res.is_closed`` of a wait's result
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import field
-from typing import Iterator, Optional, Union
+from typing import Iterator, Optional, Sequence, Union
 
 from .nodes import NOLOC, Loc
 from .record import record
@@ -456,22 +457,56 @@ def children(e: Expr) -> Iterator[Expr]:
         yield e.result
 
 
+def _children_seq(e: Expr) -> Sequence[Expr]:
+    """:func:`children` of ``e`` as one sequence (the walks' stack takes it whole)."""
+    if isinstance(e, (BinOp, Compare)):
+        return (e.lhs, e.rhs)
+    if isinstance(e, UnaryOp):
+        return (e.operand,)
+    if isinstance(e, (BoolOp, TupleExpr)):
+        return e.items
+    if isinstance(e, Subscript):
+        return (e.value,)
+    if isinstance(e, Op):
+        return (*e.args, *(v for _, v in e.kwargs)) if e.kwargs else e.args
+    if isinstance(e, Event):
+        return (e.handle, e.index)
+    if isinstance(e, SlotField):
+        return (e.slot,)
+    if isinstance(e, (ResultSlot, IsClosed)):
+        return (e.result,)
+    return ()
+
+
 def walk_expr(e: Expr) -> Iterator[Expr]:
-    """``e`` and every sub-expression, parents first."""
-    yield e
-    for c in children(e):
-        yield from walk_expr(c)
+    """``e`` and every sub-expression, parents first (children in order). Walked with a stack of
+    its own: a generator per node, each resumed through every one above it, cost as much again
+    per level of nesting."""
+    stack = [e]
+    pop, push = stack.pop, stack.extend
+    while stack:
+        x = pop()
+        yield x
+        kids = _children_seq(x)
+        if kids:
+            push(reversed(kids))
 
 
 def walk_stmts(body: tuple[Stmt, ...]) -> Iterator[Stmt]:
-    """Every statement, through loop bodies and both branches of ifs, in source order."""
-    for s in body:
-        yield s
-        if isinstance(s, (For, While)):
-            yield from walk_stmts(s.body)
-        elif isinstance(s, If):
-            yield from walk_stmts(s.then)
-            yield from walk_stmts(s.orelse)
+    """Every statement, through loop bodies and both branches of ifs, in source order (with a
+    stack of iterators, as :func:`walk_expr` walks)."""
+    stack = [iter(body)]
+    while stack:
+        for s in stack[-1]:
+            yield s
+            if isinstance(s, (For, While)):
+                stack.append(iter(s.body))
+                break
+            if isinstance(s, If):
+                stack.append(itertools.chain(s.then, s.orelse))
+                break
+        else:
+            stack.pop()
 
 
 def stmt_exprs(s: Stmt) -> Iterator[Expr]:
