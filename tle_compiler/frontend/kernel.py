@@ -11,6 +11,7 @@ from ..ir import kernel as K
 from ..ir.nodes import Loc, Program
 from ..language.gpu import DEFAULT_NUM_WARPS, Unevaluated, check_num_warps
 from .context import Assumption, FieldSpec, PipeInfo
+from .parsed import per_tree
 from .scope import ModuleScope
 from .values import Value
 
@@ -295,6 +296,7 @@ def kernel_def_problem(scope: ModuleScope, fdef: ast.FunctionDef, dec: ast.expr,
     return None
 
 
+@per_tree
 def _dynamic_binding(tree: ast.Module, name: str) -> Optional[ast.AST]:
     """A call or subscript that may bind or delete module-level ``name`` through its string:
     ``setattr(mod, "k", ...)`` / ``delattr``, ``globals().pop("k")``, ``del globals()["k"]``,
@@ -343,6 +345,14 @@ def jit_call_kernel(scope: ModuleScope, tree: ast.Module
     correct kernel) and its launch had no Pipe IR: such a call is refused rather than skipped.
     (A decorator that is a name bound to a call of tle.jit, ``myjit = tle.jit(num_warps=8)``
     then ``@myjit``, is read with the call's options: :func:`jit_decorator`, :func:`jit_call`.)"""
+    return _jit_call_kernel(tree, scope)
+
+
+@per_tree
+def _jit_call_kernel(tree: ast.Module, scope: ModuleScope
+                     ) -> Optional[tuple[ast.expr, ast.FunctionDef]]:
+    """:func:`jit_call_kernel`, walked once per tree and scope
+    (parsed.per_tree: each reading of the file asks again)."""
     for n in ast.walk(tree):
         if not isinstance(n, ast.Call) or len(n.args) != 1 or not isinstance(n.args[0], ast.Name):
             continue
@@ -372,6 +382,14 @@ def jit_reference(scope: ModuleScope, tree: ast.Module
     is none. (A decorator, an alias ``J = tle.jit`` (its own uses are read the same way), a call
     of options ``tle.jit(num_warps=8)`` and a call on a function's name, which
     :func:`jit_call_kernel` reads, are no such use.)"""
+    return _jit_reference(tree, scope)
+
+
+@per_tree
+def _jit_reference(tree: ast.Module, scope: ModuleScope
+                   ) -> Optional[tuple[ast.expr, ast.FunctionDef]]:
+    """:func:`jit_reference`, walked once per tree and scope
+    (parsed.per_tree: each reading of the file asks again)."""
     loose_fns = {f.name: f for f in scope.functions.values() if jit_decorator(scope, f) is None
                  and _calls_warp_specialize(scope, f)}
     if not loose_fns:
@@ -445,6 +463,14 @@ def foreign_decorated_kernel(scope: ModuleScope, tree: ast.Module
     which may be a kernel (``myjit = functools.partial(tle.jit, num_warps=8)``, a function that
     calls ``tle.jit``): the frontend does not read it as one, so it would be left out of the
     file's verdict; such a def is refused rather than skipped."""
+    return _foreign_decorated_kernel(tree, scope)
+
+
+@per_tree
+def _foreign_decorated_kernel(tree: ast.Module, scope: ModuleScope
+                              ) -> Optional[tuple[ast.expr, ast.FunctionDef]]:
+    """:func:`foreign_decorated_kernel`, walked once per tree and scope
+    (parsed.per_tree: each reading of the file asks again)."""
     for st in tree.body:
         if not isinstance(st, ast.FunctionDef) or not st.decorator_list \
                 or jit_decorator(scope, st) is not None or not _calls_warp_specialize(scope, st):
@@ -530,6 +556,14 @@ def nested_kernel(scope: ModuleScope, tree: ast.Module) -> Optional[tuple[ast.Fu
     body of a module-level ``class`` or function (a kernel factory; keyword "class" or "def"):
     Python makes it a kernel (``Kernels.k``, ``k = make()``) that the frontend, reading
     module-level kernels only, left out of the file's verdict (exit 0 beside a correct kernel)."""
+    return _nested_kernel(tree, scope)
+
+
+@per_tree
+def _nested_kernel(tree: ast.Module, scope: ModuleScope
+                   ) -> Optional[tuple[ast.FunctionDef, str]]:
+    """:func:`nested_kernel`, walked once per tree and scope
+    (parsed.per_tree: each reading of the file asks again)."""
     for st in tree.body:
         if not isinstance(st, _BLOCKS + (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
