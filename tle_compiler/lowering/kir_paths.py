@@ -28,31 +28,49 @@ def join(path: str, rest: str) -> str:
     return f"{path}.{rest}" if path and rest else path or rest
 
 
+#: per class: whether its instances are IR nodes (dataclasses other than Loc); and the names of
+#: the fields a walk enters (all but ``loc`` and ``attrs``). Kept per class: ``fields()`` and
+#: ``is_dataclass()`` of every node visited cost more than the walk itself.
+_NODE_CLASS: dict[type, bool] = {}
+_WALKED_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 def _is_node(x: object) -> bool:
-    return is_dataclass(x) and not isinstance(x, (Loc, type))
+    cls = type(x)
+    got = _NODE_CLASS.get(cls)
+    if got is None:
+        got = _NODE_CLASS[cls] = is_dataclass(x) and not isinstance(x, (Loc, type))
+    return got
+
+
+def _walked_fields(node: object) -> tuple[str, ...]:
+    cls = type(node)
+    got = _WALKED_FIELDS.get(cls)
+    if got is None:
+        got = _WALKED_FIELDS[cls] = tuple(f.name for f in fields(node)
+                                          if f.name not in ("loc", "attrs"))
+    return got
 
 
 def children(node: object, exprs_only: bool = False) -> Iterator[tuple[str, object]]:
     """``(segment, child)`` for every IR node (or statement list, ``exprs_only`` False) directly
     under ``node``; ``exprs_only``: the expressions a statement evaluates itself, not its nested
     statement lists."""
-    for f in fields(node):
-        if f.name in ("loc", "attrs"):
-            continue
-        value = getattr(node, f.name)
+    for name in _walked_fields(node):
+        value = getattr(node, name)
         if _is_node(value):
-            yield f.name, value
+            yield name, value
         elif isinstance(value, tuple):
             if value and all(isinstance(s, STMTS) for s in value):
                 if not exprs_only:
-                    yield f.name, value
+                    yield name, value
                 continue
             for i, item in enumerate(value):
                 if _is_node(item):
-                    yield f"{f.name}[{i}]", item
+                    yield f"{name}[{i}]", item
                 elif (isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str)
                       and _is_node(item[1])):
-                    yield f"{f.name}[{item[0]}]", item[1]
+                    yield f"{name}[{item[0]}]", item[1]
 
 
 def walk(node: object, path: str = "") -> Iterator[tuple[str, object]]:
