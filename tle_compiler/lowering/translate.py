@@ -2270,10 +2270,10 @@ class FnTranslator:
         An inlined helper's accumulator is such a name (``_update9_acc`` assigned by its rescale
         and its dots, then ``acc = _update9_acc`` where the call returns it)."""
         def reads(st) -> bool:
-            return x in self._count_reads((st,))
+            return x in _names_of(st)[0]
 
         def names(st) -> bool:
-            return reads(st) or x in self._count_assigns((st,))
+            return reads(st) or x in _names_of(st)[1]
 
         def binds_first(block) -> bool:
             # the first statement of ``block`` that names ``x`` binds it before reading it
@@ -2762,3 +2762,25 @@ class FnTranslator:
         if fix_then:
             self.lines[then_end:then_end] = [ind + line for line in fix_then]
         self.env = {**before, **merged}
+
+
+#: per statement (by identity, held so that the id names no other): the names it reads and
+#: those it assigns, nested statements included. The walks of one kernel ask for the same
+#: statements' names again and again (every `name = x` the translator moves looks at the
+#: statements after it), each walk of a partition again.
+_NAMES_OF: dict[int, tuple[object, frozenset, frozenset]] = {}
+_NAMES_KEPT = 65536
+
+
+def _names_of(st: K.Stmt) -> tuple[frozenset, frozenset]:
+    """The names ``st`` reads and those it assigns (FnTranslator._count_reads and
+    _count_assigns of the one statement)."""
+    hit = _NAMES_OF.get(id(st))
+    if hit is not None and hit[0] is st:
+        return hit[1], hit[2]
+    got = (frozenset(FnTranslator._count_reads((st,))),
+           frozenset(FnTranslator._count_assigns((st,))))
+    if len(_NAMES_OF) >= _NAMES_KEPT:
+        _NAMES_OF.clear()
+    _NAMES_OF[id(st)] = (st, *got)
+    return got
