@@ -64,11 +64,24 @@ def test_no_fork_no_child(monkeypatch):
     assert beside.start(_square, [(1,)]) is None
 
 
+def _racy(tmp_path, name: str) -> str:
+    from .test_global_races import RACES
+
+    f = tmp_path / "k.py"
+    f.write_text(RACES[name], encoding="utf-8")
+    return str(f)
+
+
 @pytest.mark.parametrize("kernel", ["tle_kernels/sparse_decode_seesaw_fp8.py",
-                                    "tle_kernels/examples/chain.py"])
-def test_a_process_prints_what_main_prints(kernel, capsys):
+                                    "tle_kernels/examples/chain.py",
+                                    "race:an address of the previous iteration",
+                                    "race:two stores of one address"])
+def test_a_process_prints_what_main_prints(kernel, capsys, tmp_path):
     """The FP8 decode's verdict rests on the stride rule (a line the race check prints); the
-    example is another kernel's verdict. The summary line's seconds aside, the same output."""
+    example is another kernel's verdict; the races are refused with a witness (the iterations
+    z3's model gives). The summary line's seconds aside, the same output."""
+    if kernel.startswith("race:"):
+        kernel = _racy(tmp_path, kernel[5:])
     code = main(["--graph", kernel])
     got = capsys.readouterr()
     env = dict(os.environ, PYTHONPATH=str(ROOT))
