@@ -52,6 +52,28 @@ def test_a_job_that_raises_gives_no_result_for_it():
     assert child.results() == [1, None, 3]
 
 
+def _sleeping(x):
+    import time
+    time.sleep(60)
+    return x
+
+
+def test_a_child_past_the_wait_is_stopped_and_gives_no_result(monkeypatch):
+    monkeypatch.setattr(beside, "WAIT_S", 0.5)
+    child = beside.start(_sleeping, [(1,)])
+    assert child.results() == [None]  # the parent computes it itself
+    with pytest.raises(ChildProcessError):
+        os.waitpid(child.pid, os.WNOHANG)
+
+
+def test_no_child_where_tle_dump_fork_is_0(monkeypatch):
+    monkeypatch.setenv("TLE_DUMP_FORK", "0")
+    assert beside.start(_square, [(1,)]) is None
+    monkeypatch.setenv("TLE_DUMP_FORK", "1")
+    child = beside.start(_square, [(1,)])
+    assert child is not None and child.results() == [_square(1)]
+
+
 def test_a_child_never_asked_is_stopped():
     child = beside.start(_square, [(1,)])
     child.close()

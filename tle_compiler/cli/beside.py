@@ -21,9 +21,23 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import select
 import sys
 import tempfile
+import time
 from typing import Callable, Optional, Sequence
+
+
+#: how long :meth:`Beside.results` waits for the child's results, in seconds: past it the child
+#: is stopped and the parent computes every result itself (a child that cannot finish, say one
+#: holding a lock it inherited locked, must not hang tle-dump; z3's own time limits bound a
+#: proof that runs)
+WAIT_S = 120.0
+
+
+def enabled() -> bool:
+    """False where $TLE_DUMP_FORK is 0: everything computed in this process."""
+    return os.environ.get("TLE_DUMP_FORK", "1").strip() != "0"
 
 
 class Beside:
@@ -40,8 +54,14 @@ class Beside:
         if not self._done:
             self._done = True
             data = bytearray()
+            deadline = time.monotonic() + WAIT_S
             try:
                 while True:
+                    left = deadline - time.monotonic()
+                    if left <= 0 or not select.select([self.fd], [], [], left)[0]:
+                        data = bytearray()  # too late: stopped below, computed by the parent
+                        _kill(self.pid)
+                        break
                     chunk = os.read(self.fd, 1 << 16)
                     if not chunk:
                         break
@@ -63,12 +83,16 @@ class Beside:
         """Stop and reap the child if its results were never taken (the run ended first)."""
         if not self._done:
             self._done = True
-            try:
-                os.kill(self.pid, 9)
-            except OSError:
-                pass
+            _kill(self.pid)
             os.close(self.fd)
             _reap(self.pid)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, 9)
+    except OSError:
+        pass
 
 
 def _reap(pid: int) -> None:
@@ -80,8 +104,8 @@ def _reap(pid: int) -> None:
 
 def start(compute: Callable, jobs: Sequence[tuple]) -> Optional[Beside]:
     """A child computing ``compute(*job)`` for each job, in order; None (nothing started)
-    where the process cannot fork."""
-    if not jobs or not hasattr(os, "fork"):
+    where the process cannot fork or $TLE_DUMP_FORK is 0."""
+    if not jobs or not hasattr(os, "fork") or not enabled():
         return None
     try:
         r, w = os.pipe()
