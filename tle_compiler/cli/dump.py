@@ -634,21 +634,25 @@ def _check_float_constexprs(rep: KernelReport, loaded: Loaded, fixed: dict) -> N
 
 
 def _check_signed_loads(rep: KernelReport) -> None:
-    """A kernel proved (or bounded) but for `while` loops that end, or comparisons deciding
-    pipe events that hold, only if a value loaded through a pointer of no known element type is
-    signed (frontend/load_signs.py: no DEFAULT_CONFIG signature types the pointer;
-    Program.signed_only, of a .py or a .kir file's kernel): through a *u32 pointer Triton
-    compares unsigned and the loop never ends (`k = tl.load(cnt_ptr); while k >= 0: k -= 1`).
-    Its claim is qualified to signed element types: not proved (bounded, exit 3), the reason
+    """A kernel proved (or bounded) but for `while` loops that end, or comparisons and
+    arithmetic deciding pipe events that keep the verifier's int32 reading, only where a value
+    loaded through a pointer of no known element type is of some element types
+    (frontend/load_signs.py, frontend/load_types.py: no DEFAULT_CONFIG signature types the
+    pointer; Program.signed_only, of a .py or a .kir file's kernel): through a *u32 pointer
+    Triton compares unsigned and the loop never ends (`k = tl.load(cnt_ptr); while k >= 0: k -=
+    1`), through a *i8 one `k += 1` wraps, a float may lie between two integers. Its claim is
+    qualified to the element types every note keeps: not proved (bounded, exit 3), the reason
     naming each pointer and line."""
+    from ..frontend.load_types import TYPES, phrase
+
     loops = getattr(rep.program, "signed_only", ())
     if not loops or rep.stopped is not None or rep.verdict is None or \
             rep.verdict.kind not in (PROVED, BOUNDED):
         return
+    holds = frozenset(TYPES).intersection(*(note[3] for note in loops))
     rep.qualifications.append(Qualification(
-        "; ".join(why for _, _, why in loops),
-        tuple(dict.fromkeys(pointer for _, pointer, _ in loops)), "signed element types",
-        of_bounded=True))
+        "; ".join(note[2] for note in loops),
+        tuple(dict.fromkeys(note[1] for note in loops)), phrase(holds), of_bounded=True))
 
 
 def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dict[str, int],
