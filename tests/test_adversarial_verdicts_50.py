@@ -29,6 +29,12 @@ Bugs found, one line each (before the fixes that came with this file):
   the verdict to element types of 32 bits or more (load_types.narrow_arithmetic; protocol
   ``_s_For``, ``_e_Event``, ``signed_conditions``). ``tl.maximum(tl.load(p), 0)`` is computed in
   int32 (a function makes the number a tensor first) and keeps its proof.
+- such a value read both as a loop bound of pipe events and otherwise was verified: the writer
+  over ``range(n)``, the reader's first window under ``n > 0`` and the others over ``range(1,
+  n)`` of a kernel-body ``n = tl.load(cnt_ptr)``; through ``*i1`` Triton sign-extends the bound
+  (True is -1: no window) and zero-extends the comparison (the reader waits index 0); FIXED:
+  such a pair of reads excludes int1 (protocol ``_s_For``, ``analyse``; KernelCtx.bool_bounds
+  and bool_others); a value read as loop bounds only keeps its proof.
 """
 
 from __future__ import annotations
@@ -86,12 +92,12 @@ WHILE_LOOPS = {
     # an int16 or a uint8 one reaches it
     "int8 counter up to 200": (
         "k = tl.load(cnt_ptr)\nwhile k < 200:\n    k += 1\n",
-        "element types other than int8 or float", "through a *i8 cnt_ptr"),
-    # ends in every integer type (the bound fits each, its last value too); a float counter of
-    # 1e10 never changes
+        "element types other than int1, int8 or float", "through a *i1 or *i8 cnt_ptr"),
+    # ends in every integer type wide enough for the bound (its last value too); a float
+    # counter of 1e10 never changes
     "counter up to 100": (
         "k = tl.load(cnt_ptr)\nwhile k < 100:\n    k += 1\n",
-        "integer element types", "through a float cnt_ptr"),
+        "element types other than int1 or float", "through a float cnt_ptr"),
     # an int32 counter up to a loaded bound: an infinite float bound is never reached
     "up to a loaded bound": (
         "n = tl.load(cnt_ptr)\nk = 0\nwhile k < n:\n    k += 1\n",
@@ -102,7 +108,7 @@ WHILE_LOOPS = {
         "integer element types of 32 or 64 bits", "*i8 or *i16 or *u8 or *u16 cnt_ptr"),
     # the kernel body's own load, a counter there
     "kernel-body counter up to 200": (
-        "", "element types other than int8 or float", "through a *i8 cnt_ptr"),
+        "", "element types other than int1, int8 or float", "through a *i1 or *i8 cnt_ptr"),
 }
 
 
@@ -249,7 +255,7 @@ def test_arithmetic_in_a_narrow_loads_type_deciding_events_is_not_proved(tmp_pat
                                                                          name):
     text, types, line, what = NARROW[name]
     err = check(tmp_path, capsys, text, (
-        "bounded", f"only for cnt_ptr in {types};", what, "wraps at the ends of 8 or 16 bits"))
+        "bounded", f"only for cnt_ptr in {types};", what, "wraps at the ends of 1, 8 or 16 bits"))
     assert line in err, err
 
 
@@ -278,3 +284,49 @@ def test_triton_computes_a_masked_int8_load_plus_one_in_i8(tmp_path, monkeypatch
     assert "arith.addi %n_1, %c1_i8 : i8" in ttir, ttir
     assert "arith.maxsi" in ttir and ": i32" in ttir.split("arith.maxsi")[1].splitlines()[0], \
         ttir
+
+
+# ------------------------------------- an int1 load read as a loop bound and otherwise
+
+#: the reader's windows after its first: over range(1, n)
+AFTER_FIRST = ("for q in range(1, n):\n    res = r.wait(q)\n    tl.store(y_ptr, 1.0)\n"
+               "    r.release(q)\n")
+
+
+def test_a_loaded_value_read_as_a_loop_bound_and_compared_is_not_proved(tmp_path, capsys):
+    # the writer runs range(n), the reader its first window under `n > 0` and the others over
+    # range(1, n): the same windows for every integer n; through *i1 Triton sign-extends the
+    # bound (True is -1: no window) and zero-extends the comparison (1 > 0: the reader waits
+    # index 0, never committed)
+    err = check(tmp_path, capsys, counted("n = tl.load(cnt_ptr)\n", wbound="n", rbound="1",
+                                          rcond="n > 0", rmore=AFTER_FIRST), (
+        "bounded", "only for cnt_ptr in int8, int16, int32, int64, uint8 or uint16 element "
+        "types;", "through a *i1 cnt_ptr Triton widens by sign extension",
+        "line 26 reads it zero-extended"))
+    assert "line 16: " in err, err
+
+
+def test_the_same_kernel_through_an_i32_pointer_is_verified(tmp_path, capsys):
+    check(tmp_path, capsys, counted("n = tl.load(cnt_ptr)\n", wbound="n", rbound="1",
+                                    rcond="n > 0", rmore=AFTER_FIRST, cnt="*i32"), "verified")
+
+
+def test_a_loaded_value_read_only_as_loop_bounds_stays_verified(tmp_path, capsys):
+    # both partitions over range(n): an int1 is -1 in both, a value the verifier checks
+    check(tmp_path, capsys, counted("n = tl.load(cnt_ptr)\n", wbound="n", rbound="n"),
+          "verified")
+
+
+def test_triton_sign_extends_an_int1_loop_bound_and_zero_extends_a_compare(tmp_path,
+                                                                          monkeypatch):
+    """The oracle: through *i1, `range(n)` is bounded by `extsi` of the loaded bool, `n >= 1`
+    compares its `extui`."""
+    source = ("import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+              "def k(x_ptr, N, C: tl.constexpr):\n"
+              "    n = tl.load(x_ptr)\n    for p in range(n):\n        tl.store(x_ptr + 1 + p, 1)\n"
+              "    if n >= 1:\n        tl.store(x_ptr, 2)\n")
+    ttir = triton_ttir(tmp_path, monkeypatch, source, "i1bound",
+                       {"x_ptr": "*i1", "N": "i32", "C": "constexpr"})
+    assert "arith.extsi" in ttir and "arith.extui" in ttir, ttir
+    bound = next(line for line in ttir.splitlines() if "arith.extsi" in line).split("=")[0]
+    assert f"to {bound.strip()} step" in ttir, ttir

@@ -133,6 +133,10 @@ class KernelCtx:
         # an affine value a name was bound to by arithmetic in such a load's own type -> that
         # pointer and expression (load_types.narrow_arithmetic, which reads names through it)
         self.narrow_values: dict = {}
+        # pointer of such a load -> where its value is a loop bound of pipe events as it is
+        # (sign-extended where it is an int1), and where it is read otherwise (zero-extended)
+        self.bool_bounds: dict[str, Loc] = {}
+        self.bool_others: dict[str, Loc] = {}
         # `while` loops that end, and comparisons or arithmetic deciding events that keep the
         # verifier's reading, only where such a load is of some element types: (location,
         # pointer, why, those types), Program.signed_only (cli/dump.py _check_signed_loads

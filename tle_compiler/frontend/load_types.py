@@ -5,6 +5,8 @@ Without a DEFAULT_CONFIG signature the launch gives a pointer's element type, an
 reads what is loaded through it as a 32-bit integer. frontend/load_signs.py covers the uint32 a
 launch may pass instead (Triton compares it unsigned). The other types differ otherwise:
 
+* an int1 (``*i1``): a loop bound of it is sign-extended (True is -1), a comparison
+  zero-extends it;
 * an 8- or 16-bit integer (``*i8``, ``*i16``, ``*u8``, ``*u16``): Triton computes arithmetic of
   the value and Python numbers in that type (``n + 1`` of an int8 127 is -128; a number that
   fits the type takes it), so a ``while`` counter ``k = tl.load(p); while k < 200: k += 1``
@@ -29,11 +31,18 @@ from .params import is_placeholder
 from .values import Aff, Data, KernelArg, Sym
 
 #: the element types a pointer of no known type may have, a float standing for every float type
-NARROW = {"int8": (-(1 << 7), (1 << 7) - 1), "int16": (-(1 << 15), (1 << 15) - 1),
-          "uint8": (0, (1 << 8) - 1), "uint16": (0, (1 << 16) - 1)}
+#: (an int1 is compared zero-extended, as 0 or 1: frontend/load_types.py's
+#: loop bounds widen it by sign extension)
+NARROW = {"int1": (0, 1), "int8": (-(1 << 7), (1 << 7) - 1),
+          "int16": (-(1 << 15), (1 << 15) - 1), "uint8": (0, (1 << 8) - 1),
+          "uint16": (0, (1 << 16) - 1)}
 INTEGERS = frozenset({"int32", "uint32", "int64", "uint64", *NARROW})
 TYPES = INTEGERS | {"float"}
 SIGNED = frozenset({"int8", "int16", "int32", "int64"})
+#: the types in which a loop bound of the loaded value is the verifier's: Triton widens an int1
+#: bound by sign extension (True is -1: `range(n)` runs no iteration where the verifier's 1
+#: runs one)
+BOUNDS = TYPES - {"int1"}
 #: the types in which the arithmetic of an integer of 32 bits or more is the verifier's
 WIDE_INTEGERS = frozenset({"int32", "uint32", "int64", "uint64"})
 
@@ -124,8 +133,8 @@ def _number(walker, e: K.Expr) -> bool:
 def narrow_arithmetic(walker, e: K.Expr, depth: int = 24) -> Optional[tuple[str, K.Expr]]:
     """The pointer and the expression of the first ``+``, ``-``, ``*``, ``<<`` or negation in
     ``e`` (through names bound to values of the kernel) that Triton computes in the type of a
-    load of no known element type (:func:`own_typed`): in an 8- or 16-bit type it may wrap where
-    the verifier's integer does not. None where there is none."""
+    load of no known element type (:func:`own_typed`): in a type of :data:`NARROW` it may wrap
+    where the verifier's integer does not. None where there is none."""
     if depth <= 0:
         return None
     for x in K.walk_expr(e):

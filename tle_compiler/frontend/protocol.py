@@ -53,7 +53,7 @@ from .source_text import read_python
 from .shared_memory import check_bound_shapes
 from .load_signs import first_untyped, unsigned_compare, untyped_source
 from .load_types import NARROW as NARROW_TYPES
-from .load_types import TYPES, first_float_read, narrow_arithmetic, own_typed
+from .load_types import BOUNDS, TYPES, first_float_read, narrow_arithmetic, own_typed
 from .where_extrema import where_extremum
 from .loop_ends import I32_MAX, I32_MIN, TypedOnly, counter_wraps, why_not_ending
 from .triton_rules import TritonRules
@@ -2226,6 +2226,9 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             loop, message, check = self.bad_loop
             raise self.err(message, loop, check=check)
         index = self.affine(index_v, e.index, f"index of {who}.{e.verb}")
+        read = first_float_read(self, (e.index,))
+        if read is not None:
+            self.k.bool_others.setdefault(read, e.loc)  # (an int1 zero-extended)
         narrow = narrow_arithmetic(self, e.index)
         if narrow is not None:
             # (an index computed in a narrow load's own type may wrap: `p + n * 4` of an int8
@@ -3696,7 +3699,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         self.forget_slots(names, s)
         ir_var = self.fresh_loop_var(self.k.names.py(s.var))
         runtime = not s.static
-        narrow = None
+        narrow = boolean = None
         if runtime:
             # Triton types the variable by its bounds: over a count loaded through a pointer of
             # no known element type it may be a uint32 (load_signs.py)
@@ -3705,8 +3708,11 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 self.k.untyped_params[ir_var] = src
             # a bound computed in a narrow load's own type may wrap (`range(n + 1)` of an int8
             # 127 runs no iteration): noted where the loop holds pipe events
-            narrow = narrow_arithmetic(self, K.TupleExpr(
-                tuple(x for x in (s.start, s.stop, s.step) if x is not None), s.loc))
+            given = K.TupleExpr(tuple(x for x in (s.start, s.stop, s.step) if x is not None),
+                                s.loc)
+            narrow = narrow_arithmetic(self, given)
+            # (an int1 bound Triton widens by sign extension: True runs as -1)
+            boolean = first_float_read(self, given.items)
         self.env[s.var] = (Aff(Affine.of(ir_var), runtime) if bounds
                            else Data(node=K.Name(s.var, s.loc), runtime=runtime))
         self.env[s.var] = self.range_variable_width(s, self.env[s.var], wide)
@@ -3753,6 +3759,14 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 self.note_signed_reading(s.loc, narrow[0], self.narrow_what(
                     narrow, "a bound of a loop of pipe events"), frozenset(TYPES - set(
                         NARROW_TYPES)))
+            elif runtime and boolean is not None:
+                # a bound of the value itself is sign-extended where it is an int1, any other
+                # read of it zero-extended: noted where the kernel reads it both ways (analyse)
+                raw = [x for x in given.items if own_typed(self, x) == boolean]
+                uses = self.k.bool_bounds if raw and len(raw) == len([
+                    x for x in given.items if first_float_read(self, (x,)) is not None]) \
+                    else self.k.bool_others
+                uses.setdefault(boolean, s.loc)
             self.out.append(For(ir_var, start, stop, step, tuple(body), s.loc))
         elif not s.static:
             self.note_data_loop(ir_var, bounds, s)
@@ -3950,6 +3964,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             if isinstance(e, K.Compare):
                 floating = first_float_read(self, (e.lhs, e.rhs))
                 if floating is not None:
+                    self.k.bool_others.setdefault(floating, loc)
                     pointer = pointer or floating
                     holds.discard("float")
                     whats.append(
@@ -3973,9 +3988,9 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         where that type is narrow."""
         pointer, x = narrow
         return (f"`{self.src(x)}` in {role} is computed in {pointer}'s element type (Triton "
-                f"gives a Python number the type of the tensor beside it), which through a *i8, "
-                f"*i16, *u8 or *u16 {pointer} wraps at the ends of 8 or 16 bits where the "
-                f"verifier's integer does not")
+                f"gives a Python number the type of the tensor beside it), which through a *i1, "
+                f"*i8, *i16, *u8 or *u16 {pointer} wraps at the ends of 1, 8 or 16 bits where "
+                f"the verifier's integer does not")
 
     def ends_exactly(self, s: K.While) -> bool:
         """Whether the walk of ``s`` iteration by iteration ended (the kernel body's:
@@ -5135,6 +5150,18 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         note = k.signed_params.get(ph)
         if note is not None:
             k.keep_signed_only(note)
+    # a value of no known element type read as a loop bound of pipe events and otherwise too:
+    # an int1 is -1 in the one (sign-extended), 1 in the other (zero-extended)
+    for pointer, loc in k.bool_bounds.items():
+        other = k.bool_others.get(pointer)
+        if other is not None:
+            k.keep_signed_only((loc, pointer, (
+                f"line {loc.line}: {pointer}'s element type is not known: a bound of this loop "
+                f"of pipe events is {pointer}'s value, which through a *i1 {pointer} Triton "
+                f"widens by sign extension (True is -1: `range(n)` runs no iteration), while "
+                f"line {other.line} reads it zero-extended (True is 1), where the verifier "
+                f"reads one integer; type {pointer} in DEFAULT_CONFIG's signature, or cast the "
+                f"loaded value .to(tl.int32)"), BOUNDS))
     k.refuse_truths()
     extra = assumed_unused(k, uses)
     params, partitions, pnames = finalize(k.params, partitions, extra)
