@@ -35,6 +35,12 @@ Bugs found, one line each (before the fixes that came with this file):
   (True is -1: no window) and zero-extends the comparison (the reader waits index 0); FIXED:
   such a pair of reads excludes int1 (protocol ``_s_For``, ``analyse``; KernelCtx.bool_bounds
   and bool_others); a value read as loop bounds only keeps its proof.
+- a constexpr DEFAULT_CONFIG gives as a float no integer equals (``"C": 1.25``) was verified
+  "for every value of C (every integer C)" (exit 0) although --gluon compiles the kernel with
+  C = 1.25: writer ``if p <= C * 2 - 1``, reader ``if p < C * 2`` agree for integers and the
+  reader waits index 2, never committed, at 1.25; FIXED: such a constexpr the protocol reads
+  qualifies the verdict to the integers (bounded, exit 3, "C = 1.25: DEFAULT_CONFIG gives a
+  float"; cli/dump.py ``_check_float_constexprs``), as one of no value did.
 """
 
 from __future__ import annotations
@@ -330,3 +336,36 @@ def test_triton_sign_extends_an_int1_loop_bound_and_zero_extends_a_compare(tmp_p
     assert "arith.extsi" in ttir and "arith.extui" in ttir, ttir
     bound = next(line for line in ttir.splitlines() if "arith.extsi" in line).split("=")[0]
     assert f"to {bound.strip()} step" in ttir, ttir
+
+
+# -------------------------------------------------- a DEFAULT_CONFIG constexpr of a float
+
+def windows_under(wcond: str, rcond: str, config: str) -> str:
+    """Round 28's ring over 4 windows, the writer's under ``wcond``, the reader's under
+    ``rcond``, DEFAULT_CONFIG giving C = ``config``."""
+    from .adversarial_support import get, kernel, loop, put
+
+    return kernel(loop("for p in range(4):", loop(f"if {wcond}:", put("p"))),
+                  loop("for p in range(4):", loop(f"if {rcond}:", get("p"))), config=config)
+
+
+def test_a_constexpr_the_config_gives_as_a_float_is_not_proved(tmp_path, capsys):
+    # `p <= C * 2 - 1` and `p < C * 2` agree for every integer C; the Gluon compiles with
+    # DEFAULT_CONFIG's C = 1.25, where the reader waits index 2, never committed
+    text = windows_under("p <= C * 2 - 1", "p < C * 2", "1.25")
+    check(tmp_path, capsys, text, ("bounded", "only for C in the integers",
+                                   "C = 1.25: DEFAULT_CONFIG gives a float"))
+
+
+@pytest.mark.parametrize("config", ["2", "2.0"])
+def test_a_constexpr_the_config_gives_as_an_integer_stays_verified(tmp_path, capsys, config):
+    check(tmp_path, capsys, windows_under("p <= C * 2 - 1", "p < C * 2", config), "verified")
+
+
+def test_the_gluon_compiles_the_float_the_config_gives(tmp_path, capsys):
+    from .adversarial_support import run_dump, write_kernel
+
+    path = write_kernel(tmp_path, windows_under("p <= C * 2 - 1", "p < C * 2", "1.25"))
+    code, out, _ = run_dump(capsys, "--gluon", str(path))
+    # (lowered with the warning that the protocol is bounded: exit 3)
+    assert code == 3 and "C: gl.constexpr = 1.25" in out and "if (p < (C * 2)):" in out, out
