@@ -28,7 +28,8 @@ Bugs found, one line each (before the fixes that came with this file):
   bound, an ``if`` condition, an event index or a kernel-body value the Program reads qualifies
   the verdict to element types of 32 bits or more (load_types.narrow_arithmetic; protocol
   ``_s_For``, ``_e_Event``, ``signed_conditions``). ``tl.maximum(tl.load(p), 0)`` is computed in
-  int32 (a function makes the number a tensor first) and keeps its proof.
+  int32 (a function makes the number a tensor first) and keeps its proof; ``tl.where(n > 0, n,
+  0)`` keeps the load's type (an int8 select), and ``+ 1`` of it wraps.
 - such a value read both as a loop bound of pipe events and otherwise was verified: the writer
   over ``range(n)``, the reader's first window under ``n > 0`` and the others over ``range(1,
   n)`` of a kernel-body ``n = tl.load(cnt_ptr)``; through ``*i1`` Triton sign-extends the bound
@@ -41,6 +42,10 @@ Bugs found, one line each (before the fixes that came with this file):
   reader waits index 2, never committed, at 1.25; FIXED: such a constexpr the protocol reads
   qualifies the verdict to the integers (bounded, exit 3, "C = 1.25: DEFAULT_CONFIG gives a
   float"; cli/dump.py ``_check_float_constexprs``), as one of no value did.
+- the same int1 kernel with DEFAULT_CONFIG typing ``cnt_ptr`` ``*i1`` was verified: the
+  signature check took a loaded i1 for a comparison's truth; FIXED: a value loaded as an i1
+  that pipe events depend on is refused at its compile and by tle-dump (check ``signature``,
+  lowering/loaded_params.py ``_refused``), a comparison's truth of a load still accepted.
 """
 
 from __future__ import annotations
@@ -253,6 +258,14 @@ NARROW = {
             "(produce, (kv, x_ptr, n, C))", "(produce, (kv, x_ptr, m, C))"),
         "integer element types of 32 or 64 bits, or float", "line 17",
         "`n + 1` in a bound of a loop of pipe events"),
+    # tl.where gives its number the loaded value's type (an int8 select), unlike tl.maximum
+    "after a where clamp": (
+        counted("n = tl.load(cnt_ptr)\nm = tl.where(n > 0, n, 0)\n", wbound="n + 1",
+                rbound="n", rmore=LAST).replace(
+            "(kv, x_ptr, n, C)), (consume, (kv, y_ptr, n, C))",
+            "(kv, x_ptr, m, C)), (consume, (kv, y_ptr, m, C))"),
+        "signed integer element types of 32 or 64 bits", "line 17",
+        "`n + 1` in a bound of a loop of pipe events"),
 }
 
 
@@ -289,6 +302,11 @@ def test_triton_computes_a_masked_int8_load_plus_one_in_i8(tmp_path, monkeypatch
                        {"x_ptr": "*i8", "N": "i32", "C": "constexpr"})
     assert "arith.addi %n_1, %c1_i8 : i8" in ttir, ttir
     assert "arith.maxsi" in ttir and ": i32" in ttir.split("arith.maxsi")[1].splitlines()[0], \
+        ttir
+    ttir = triton_ttir(tmp_path, monkeypatch, source.replace(
+        "tl.maximum(tl.load(x_ptr), 0)", "tl.where(tl.load(x_ptr) > 0, tl.load(x_ptr), 0)"),
+        "i8where", {"x_ptr": "*i8", "N": "i32", "C": "constexpr"})
+    assert "arith.select" in ttir and ": i8" in ttir.split("arith.select")[1].splitlines()[0], \
         ttir
 
 
@@ -369,3 +387,26 @@ def test_the_gluon_compiles_the_float_the_config_gives(tmp_path, capsys):
     code, out, _ = run_dump(capsys, "--gluon", str(path))
     # (lowered with the warning that the protocol is bounded: exit 3)
     assert code == 3 and "C: gl.constexpr = 1.25" in out and "if (p < (C * 2)):" in out, out
+
+
+# ------------------------------------------ a count loaded through a pointer typed *i1
+
+def test_a_count_loaded_through_a_typed_i1_pointer_is_refused(tmp_path, capsys):
+    # the kernel of test_a_loaded_value_read_as_a_loop_bound_and_compared_is_not_proved with
+    # DEFAULT_CONFIG typing cnt_ptr *i1: the loaded bool is sign-extended as range(n)'s bound
+    # and zero-extended in `n > 0`; it was verified (an i1 was accepted as a comparison's truth)
+    text = counted("n = tl.load(cnt_ptr)\n", wbound="n", rbound="1", rcond="n > 0",
+                   rmore=AFTER_FIRST, cnt="*i1")
+    check(tmp_path, capsys, text, ("rejected", "[signature]", "comes from a load",
+                                   "a value of type i1"))
+
+
+@pytest.mark.parametrize("body", [
+    # widened by a function (zero extension): an i32 of 0 or 1
+    "n = tl.maximum(tl.load(cnt_ptr), 0)\n",
+    # a comparison's truth of the load
+    "n = (tl.load(cnt_ptr) > 0) * 1\n",
+])
+def test_an_i1_load_made_an_i32_decides_events_as_verified(tmp_path, capsys, body):
+    check(tmp_path, capsys, counted(body, wcond="p < n", rcond="p + 1 <= n", cnt="*i1"),
+          "verified")

@@ -97,11 +97,16 @@ def own_typed(walker, e: K.Expr, depth: int = 24) -> Optional[str]:
     if isinstance(e, K.Op):
         from .load_signs import untyped_load
         if e.name in ("tl.where", "tl.maximum", "tl.minimum"):
-            # (a function makes a number an int32 tensor first: tl.maximum(n, 0) of an int8 n
-            # is an int32)
+            # (tl.maximum makes a number an int32 tensor first: tl.maximum(n, 0) of an int8 n
+            # is an int32; tl.where gives it the other value's type: tl.where(c, n, 0) is an
+            # int8)
             items = e.args[1:] if e.name == "tl.where" else e.args
             found = [own_typed(walker, x, depth - 1) for x in items]
-            return found[0] if found and None not in found and len(set(found)) == 1 else None
+            weak = [e.name == "tl.where" and _number(walker, x) for x in items]
+            pointers = {f for f in found if f is not None}
+            if len(pointers) == 1 and all(f is not None or w for f, w in zip(found, weak)):
+                return pointers.pop()
+            return None
         return untyped_load(walker, e)
     if isinstance(e, K.UnaryOp) and e.op in ("-", "+", "~"):
         return own_typed(walker, e.operand, depth - 1)
