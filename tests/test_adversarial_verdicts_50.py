@@ -46,6 +46,10 @@ Bugs found, one line each (before the fixes that came with this file):
   signature check took a loaded i1 for a comparison's truth; FIXED: a value loaded as an i1
   that pipe events depend on is refused at its compile and by tle-dump (check ``signature``,
   lowering/loaded_params.py ``_refused``), a comparison's truth of a load still accepted.
+
+False rejection fixed: ``tl.maximum(tl.load(cnt_ptr), 0)`` through a ``*i8`` pointer (or
+``tl.minimum`` through ``*u8``) deciding events was refused at the signature check as an int8;
+Triton makes the number an int32 tensor first and the value is an int32 (loaded_params ``op``).
 """
 
 from __future__ import annotations
@@ -410,3 +414,11 @@ def test_a_count_loaded_through_a_typed_i1_pointer_is_refused(tmp_path, capsys):
 def test_an_i1_load_made_an_i32_decides_events_as_verified(tmp_path, capsys, body):
     check(tmp_path, capsys, counted(body, wcond="p < n", rcond="p + 1 <= n", cnt="*i1"),
           "verified")
+
+
+@pytest.mark.parametrize("body,cnt", [("n = tl.maximum(tl.load(cnt_ptr), 0)\n", "*i8"),
+                                      ("n = tl.minimum(tl.load(cnt_ptr), 5)\n", "*u8")])
+def test_a_narrow_load_widened_by_a_function_is_accepted(tmp_path, capsys, body, cnt):
+    # false rejection fixed: tl.maximum / tl.minimum make the number an int32 tensor, so the
+    # value is an int32 (the oracle above); the signature check took it for the narrow type
+    check(tmp_path, capsys, counted(body, wbound="n", rbound="n", cnt=cnt), "verified")

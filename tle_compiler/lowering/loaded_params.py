@@ -206,7 +206,12 @@ class _Types:
             return None, loaded
         if name in ("program_id", "num_programs", "arange"):
             return "i32", loaded
-        if name in ("minimum", "maximum", "cdiv") and len(args) == 2:
+        if name in ("minimum", "maximum") and len(args) == 2:
+            # (a function makes a Python number an int32 tensor first: tl.maximum of an int8
+            # load and 0 is an int32, Triton's `extsi` then `maxsi`)
+            a, b = ("i32" if t == WEAK else t for t, _ in args)
+            return promote(a, b), loaded
+        if name == "cdiv" and len(args) == 2:
             return promote(args[0][0], args[1][0]), loaded
         if name == "where" and len(args) == 3:
             return promote(args[1][0], args[2][0]), loaded
