@@ -143,6 +143,10 @@ def test_a_while_counter_of_a_narrow_or_float_load_is_not_proved(tmp_path, capsy
     ("k = tl.load(cnt_ptr).to(tl.int32)\nwhile k < 200:\n    k += 1\n", ""),
     # the signature types the pointer
     ("k = tl.load(cnt_ptr)\nwhile k < 200:\n    k += 1\n", "*i32"),
+    # a bound that reads the load through a loop variable only: no float (Triton refuses a
+    # float loop bound), and the variable an int32 or a uint32 (met by a step of 1)
+    ("n = tl.load(cnt_ptr)\nfor j in range(n):\n    k = 0\n    while k < j:\n        k += 1\n",
+     ""),
 ])
 def test_a_while_counter_of_a_known_type_keeps_its_verdict(tmp_path, capsys, part, cnt):
     check(tmp_path, capsys, ring(part, cnt=cnt), "verified")

@@ -55,7 +55,7 @@ from ..ir.i32 import I32_MAX, I32_MIN
 from ..ir.loop_counter import innermost_next_counter
 from ..ir.promotion import computation_type
 from .load_signs import first_untyped
-from .load_types import INTEGERS, own_typed
+from .load_types import INTEGERS, first_float_read, own_typed
 from .load_types import NARROW as NARROW_RANGES
 from .params import is_placeholder
 from .values import I64, Aff, KernelArg, Sym
@@ -285,7 +285,8 @@ def _untyped_types(walker, py: str, k: str, bound: K.Expr, e: Optional[int], c: 
       once), or against a bound of the same load's type with a step of 1 (-1); a counter of
       another type meets any such bound;
     * a float: never (a float counter's steps stop changing it past 2^24 in fp32, an integer
-      counter never reaches an infinite bound);
+      counter never reaches an infinite bound), unless the load is read through a loop variable
+      only (`while k < j` of `for j in range(n)`: Triton refuses a float loop bound);
     * int32 (the verifier's reading) and int64 (the i32 caveat's) keep the verdict."""
     sides = (K.Name(k), bound)
     pointer = first_untyped(walker, sides)
@@ -321,9 +322,14 @@ def _untyped_types(walker, py: str, k: str, bound: K.Expr, e: Optional[int], c: 
             whys.append(f"through a *{' or *'.join(_short(t) for t in wraps)} {counter} `{py}` "
                         f"steps in that type and may wrap (at its ends) before `{op} "
                         f"{walker.src(bound)}` fails")
-    whys.append(f"through a float {pointer} the value may be no integer: a float counter's "
-                f"steps stop changing it (past 2^24 in fp32), and an integer counter never "
-                f"reaches an infinite bound")
+    if first_float_read(walker, sides) is not None:
+        whys.append(f"through a float {pointer} the value may be no integer: a float counter's "
+                    f"steps stop changing it (past 2^24 in fp32), and an integer counter never "
+                    f"reaches an infinite bound")
+    else:
+        holds.add("float")  # (read through a loop variable only: Triton refuses a float bound)
+    if not whys:
+        return None
     return TypedOnly(pointer, "; ".join(whys), frozenset(holds))
 
 
