@@ -25,9 +25,10 @@ Bugs found, one line each (before the fixes that came with this file):
   writer over ``range(n + 1)`` and the reader over ``range(n)`` and one more window (``n + 1``
   of an int8 127 is -128: the writer commits nothing, the reader waits), or an index ``p + n *
   4`` against ``p + n * 2 + n * 2`` (``n * 4`` wraps in i8); FIXED: such arithmetic in a loop
-  bound, an ``if`` condition, an event index or a kernel-body value the Program reads qualifies
-  the verdict to element types of 32 bits or more (load_types.narrow_arithmetic; protocol
-  ``_s_For``, ``_e_Event``, ``signed_conditions``). ``tl.maximum(tl.load(p), 0)`` is computed in
+  bound, an ``if`` condition, an event index, a partition's argument or a kernel-body value the
+  Program reads qualifies the verdict to element types of 32 bits or more
+  (load_types.narrow_arithmetic; protocol ``_s_For``, ``_e_Event``, ``signed_conditions``,
+  ``analyse``'s bindings). ``tl.maximum(tl.load(p), 0)`` is computed in
   int32 (a function makes the number a tensor first) and keeps its proof; ``tl.where(n > 0, n,
   0)`` keeps the load's type (an int8 select), and ``+ 1`` of it wraps.
 - such a value read both as a loop bound of pipe events and otherwise was verified: the writer
@@ -265,6 +266,12 @@ NARROW = {
         counted(MASKED + "m = n + 1\n", rbound="n", wbound="n", rmore=LAST).replace(
             "(produce, (kv, x_ptr, n, C))", "(produce, (kv, x_ptr, m, C))"),
         "integer element types of 32 or 64 bits, or float", "line 17",
+        "`n + 1` in a bound of a loop of pipe events"),
+    # the sum computed in warp_specialize's argument list
+    "partition argument": (
+        counted(MASKED, wbound="n", rbound="n", rmore=LAST).replace(
+            "(produce, (kv, x_ptr, n, C))", "(produce, (kv, x_ptr, n + 1, C))"),
+        "integer element types of 32 or 64 bits, or float", "line 16",
         "`n + 1` in a bound of a loop of pipe events"),
     # tl.where gives its number the loaded value's type (an int8 select), unlike tl.maximum
     "after a where clamp": (

@@ -5105,6 +5105,11 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         argv = {name: body.eval(e) for name, e in part.bindings}
         for name, e in part.bindings:
             body.refuse_c_division(e, argv[name])
+            # an argument computed in a narrow load's own type, as an assignment may be
+            # (`n + 1` passed to the partition): what reads the parameter reads the wrap
+            narrow = narrow_arithmetic(body, e) if isinstance(argv[name], Aff) else None
+            if narrow is not None:
+                k.narrow_values.setdefault(argv[name].expr, narrow)
         pw = Walker(k, "partition", dict(argv))
         pw.partition = part.name
         # a partition parameter bound to a bool of the kernel body (`B = N > 5`, passed as B) is
