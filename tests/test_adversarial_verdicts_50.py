@@ -48,6 +48,11 @@ Bugs found, one line each (before the fixes that came with this file):
   that pipe events depend on is refused at its compile and by tle-dump (check ``signature``,
   lowering/loaded_params.py ``_refused``), a comparison's truth of a load still accepted.
 
+- a comparison of such a value computed in warp_specialize's argument list (``n >= 2`` to the
+  writer, ``n > 1`` to the reader) was bounded "only for n in [-16, 16]" with no element type
+  named, while an assigned one was qualified; FIXED: noted on the param a partition makes of
+  it (KernelCtx.key_notes, reserve_pure; protocol ``analyse``'s bindings).
+
 False rejection fixed: ``tl.maximum(tl.load(cnt_ptr), 0)`` through a ``*i8`` pointer (or
 ``tl.minimum`` through ``*u8``) deciding events was refused at the signature check as an int8;
 Triton makes the number an int32 tensor first and the value is an int32 (loaded_params ``op``).
@@ -433,3 +438,16 @@ def test_a_narrow_load_widened_by_a_function_is_accepted(tmp_path, capsys, body,
     # false rejection fixed: tl.maximum / tl.minimum make the number an int32 tensor, so the
     # value is an int32 (the oracle above); the signature check took it for the narrow type
     check(tmp_path, capsys, counted(body, wbound="n", rbound="n", cnt=cnt), "verified")
+
+
+def test_a_comparison_passed_to_a_partition_as_a_flag_is_qualified(tmp_path, capsys):
+    # `n >= 2` and `n > 1` computed in warp_specialize's arguments agree for every integer n,
+    # not at n = 1.5 (the reader waits, the writer commits nothing): the bounded claim "for n
+    # in [-16, 16]" named no element type (an assigned comparison's was qualified)
+    text = counted("n = tl.load(cnt_ptr)\n", wbound="1", rbound="1", wcond="n",
+                   rcond="n").replace("(produce, (kv, x_ptr, n, C))",
+                                      "(produce, (kv, x_ptr, n >= 2, C))").replace(
+        "(consume, (kv, y_ptr, n, C))", "(consume, (kv, y_ptr, n > 1, C))")
+    check(tmp_path, capsys, text, (
+        "bounded", "cnt_ptr in element types other than uint32, uint64 or float;",
+        "`n >= 2`, which pipe events depend on, holds", "through a float cnt_ptr"))

@@ -145,6 +145,9 @@ class KernelCtx:
         # placeholder of a kernel-body value computed by such a comparison -> its note, kept in
         # signed_only where the Program reads the param
         self.signed_params: dict[str, tuple[Loc, str, str, frozenset]] = {}
+        # the key of a pure value a partition's argument computes (`n >= 2` passed as a flag)
+        # -> its note, made the param's where a partition makes it one (reserve_pure)
+        self.key_notes: dict[str, tuple[Loc, str, str, frozenset]] = {}
 
     def keep_signed_only(self, note: tuple[Loc, str, str, frozenset]) -> None:
         """Keep ``note`` (location, pointer, why, element types) in :attr:`signed_only`, once
@@ -153,5 +156,10 @@ class KernelCtx:
             self.signed_only.append(note)
 
     def reserve_pure(self, key: str, hint: str, loc: Loc) -> str:
-        """The placeholder of the param standing for the pure expression ``key``."""
-        return self.params.reserve(("pure", key), hint, loc, self.known.get(key, (None, None)))
+        """The placeholder of the param standing for the pure expression ``key`` (a note of
+        :attr:`key_notes` on it then becomes the param's, kept where the Program reads it)."""
+        ph = self.params.reserve(("pure", key), hint, loc, self.known.get(key, (None, None)))
+        note = self.key_notes.get(key)
+        if note is not None:
+            self.signed_params.setdefault(ph, note)
+        return ph

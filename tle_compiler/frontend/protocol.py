@@ -5110,6 +5110,15 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
             narrow = narrow_arithmetic(body, e) if isinstance(argv[name], Aff) else None
             if narrow is not None:
                 k.narrow_values.setdefault(argv[name].expr, narrow)
+            # a comparison computed there (`n >= 2` passed as a flag) is noted as a kernel-body
+            # value's is, on the param a partition makes of it
+            key = argv[name].key if isinstance(argv[name], Data) else None
+            if key is not None and not isinstance(e, K.Name):
+                marker = f"argument {part.name}.{name}"
+                body.signed_conditions(e, e.loc, ", which pipe events depend on, holds", marker)
+                note = k.signed_params.pop(marker, None)
+                if note is not None:
+                    k.key_notes.setdefault(key, note)
         pw = Walker(k, "partition", dict(argv))
         pw.partition = part.name
         # a partition parameter bound to a bool of the kernel body (`B = N > 5`, passed as B) is
