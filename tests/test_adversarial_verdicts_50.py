@@ -42,7 +42,8 @@ Bugs found, one line each (before the fixes that came with this file):
   C = 1.25: writer ``if p <= C * 2 - 1``, reader ``if p < C * 2`` agree for integers and the
   reader waits index 2, never committed, at 1.25; FIXED: such a constexpr the protocol reads
   qualifies the verdict to the integers (bounded, exit 3, "C = 1.25: DEFAULT_CONFIG gives a
-  float"; cli/dump.py ``_check_float_constexprs``), as one of no value did.
+  float"; cli/dump.py ``_check_float_constexprs``), as one of no value did; a bounded claim
+  too (its box of C values named no type).
 - the same int1 kernel with DEFAULT_CONFIG typing ``cnt_ptr`` ``*i1`` was verified: the
   signature check took a loaded i1 for a comparison's truth; FIXED: a value loaded as an i1
   that pipe events depend on is refused at its compile and by tle-dump (check ``signature``,
@@ -451,3 +452,14 @@ def test_a_comparison_passed_to_a_partition_as_a_flag_is_qualified(tmp_path, cap
     check(tmp_path, capsys, text, (
         "bounded", "cnt_ptr in element types other than uint32, uint64 or float;",
         "`n >= 2`, which pipe events depend on, holds", "through a float cnt_ptr"))
+
+
+def test_a_bounded_claim_with_a_float_config_constexpr_names_the_integers(tmp_path, capsys):
+    # a second param makes the verdict bounded; its box of C values must not read as covering
+    # the configuration's C = 1.25
+    from .adversarial_support import get, kernel, loop, put
+
+    text = kernel(loop("for p in range(N):", loop("if p <= C * 2 - 1:", put("p"))),
+                  loop("for p in range(N):", loop("if p < C * 2:", get("p"))), config="1.25")
+    check(tmp_path, capsys, text, ("bounded", "C in the integers",
+                                   "C = 1.25: DEFAULT_CONFIG gives a float"))

@@ -620,7 +620,7 @@ def _check_float_constexprs(rep: KernelReport, loaded: Loaded, fixed: dict) -> N
     info = loaded.infos.get(rep.program.name)
     kir = getattr(info, "kir", None) or loaded.kirs.get(rep.program.name)
     if kir is None or rep.stopped is not None or rep.verdict is None or \
-            rep.verdict.kind != PROVED:
+            rep.verdict.kind not in (PROVED, BOUNDED):
         return
     from ..frontend.constexpr_kinds import integer_arguments, integer_constexprs
 
@@ -638,7 +638,9 @@ def _check_float_constexprs(rep: KernelReport, loaded: Loaded, fixed: dict) -> N
             f"{', '.join(f'{n} = {config[n]!r}' for n in floats)}: DEFAULT_CONFIG gives a "
             f"float, with which --gluon and a launch of that configuration compile the kernel, "
             f"while the check reads integer values of it only; give it an integer value, or "
-            f"check another with --param", tuple(floats), "the integers"))
+            f"check another with --param", tuple(floats), "the integers", of_bounded=True))
+    if rep.verdict.kind != PROVED:
+        return  # (a bounded claim names the integers it checked)
     free = sorted((names & read) - set(rep.specialised) - set(fixed) - set(config)
                   - integers)
     if free:
