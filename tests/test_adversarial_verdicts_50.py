@@ -13,7 +13,8 @@ Bugs found, one line each (before the fixes that came with this file):
   (an infinite float bound): "verified" (exit 0); FIXED: the element types under which the loop
   ends are worked out (frontend/loop_ends.py ``_untyped_types``, frontend/load_types.py), and
   the verdict is qualified to them ("only for cnt_ptr in integer element types", exit 3;
-  cli/dump.py ``_check_signed_loads``), round 48's uint32 reading one of them.
+  cli/dump.py ``_check_signed_loads``), round 48's uint32 reading one of them; a counter handed
+  over from the kernel body's ``m = n + 1`` of such a load is of its type too.
 - a comparison deciding pipe events of a value so loaded, all of whose sides are never negative,
   was verified: writer ``if p + 1 <= n``, reader ``if p < n`` of a kernel-body ``n =
   tl.maximum(tl.load(cnt_ptr), 0)`` differ at p = 2 of a float n = 2.5 (the reader waits for a
@@ -463,3 +464,14 @@ def test_a_bounded_claim_with_a_float_config_constexpr_names_the_integers(tmp_pa
                   loop("for p in range(N):", loop("if p < C * 2:", get("p"))), config="1.25")
     check(tmp_path, capsys, text, ("bounded", "C in the integers",
                                    "C = 1.25: DEFAULT_CONFIG gives a float"))
+
+
+def test_a_while_counter_from_a_kernel_body_sum_of_a_narrow_load_is_not_proved_for_it(
+        tmp_path, capsys):
+    # m = n + 1 of an int8 n is an int8 (an affine value the kernel body hands to the reader as
+    # C): `k = C; while k < 200: k += 1` wraps in i8; the loop was proved for every integer type
+    text = ring("k = C\nwhile k < 200:\n    k += 1\n",
+                body="n = tl.load(cnt_ptr) & 63\nm = n + 1\n").replace(
+        "(consume, (kv, y_ptr, cnt_ptr, N, C))", "(consume, (kv, y_ptr, cnt_ptr, N, m))")
+    check(tmp_path, capsys, text, ("bounded", "element types other than int1, int8 or float;",
+                                   "through a *i1 or *i8 cnt_ptr"))

@@ -82,7 +82,10 @@ def own_typed(walker, e: K.Expr, depth: int = 24) -> Optional[str]:
         return None
     if isinstance(e, K.Name):
         v = walker.env.get(e.id)
-        # (a kernel-body value: KernelCtx.own_typed_params, noted where it was computed)
+        # (a kernel-body value: KernelCtx.own_typed_params, noted where it was computed; an
+        # affine value computed in the load's type: KernelCtx.narrow_values)
+        if isinstance(v, Aff) and v.expr in walker.k.narrow_values:
+            return walker.k.narrow_values[v.expr][0]
         if isinstance(v, Sym):
             return walker.k.own_typed_params.get(v.param)
         if isinstance(v, Aff) and len(v.expr.terms) == 1 and v.expr.const == 0 \
