@@ -25,6 +25,7 @@ import contextlib
 import errno
 import io
 import json
+import math
 import os
 import re
 import stat
@@ -674,11 +675,17 @@ def _check_float_constexprs(rep: KernelReport, loaded: Loaded, fixed: dict) -> N
     shape): the protocol checks integer values of it only, while a launch may give a float
     (``if t < SCALE`` and ``if t > SCALE - 1`` both hold at t = 2 of SCALE = 2.5, at no integer
     SCALE), as the memory-race proof reads it (race_terms.floating). Its "verified" is
-    qualified to the integers: bounded (exit 3), the reason naming the constexpr."""
+    qualified to the integers: bounded (exit 3), the reason naming the constexpr.
+
+    So is one DEFAULT_CONFIG gives as a float of no integer value (`"C": 1.25`, adversarial
+    round 50): the kernel was read with C a param, proved for its integers, while --gluon and a
+    launch of that configuration compile it with C = 1.25, where `p <= C * 2 - 1` and `p < C *
+    2` differ at p = 2 (a reader waiting for a commit never made): that launch is outside the
+    proof."""
     info = loaded.infos.get(rep.program.name)
     kir = getattr(info, "kir", None) or loaded.kirs.get(rep.program.name)
     if kir is None or rep.stopped is not None or rep.verdict is None or \
-            rep.verdict.kind != PROVED:
+            rep.verdict.kind not in (PROVED, BOUNDED):
         return
     from ..frontend.constexpr_kinds import integer_arguments, integer_constexprs
 
@@ -688,8 +695,19 @@ def _check_float_constexprs(rep: KernelReport, loaded: Loaded, fixed: dict) -> N
         {p.name for p in getattr(rep.program, "bases", ())}
     # (a constexpr whose arithmetic the kernel uses where Triton takes no float, a loop bound
     # or a pointer's offset, is none either: constexpr_kinds.integer_arguments)
+    integers = integer_constexprs(kir) | integer_arguments(kir)
+    floats = sorted((names & read) - set(rep.specialised) - set(fixed) - integers
+                    & {n for n, v in config.items() if _float_of_no_integer(v)})
+    if floats:
+        rep.qualifications.append(Qualification(
+            f"{', '.join(f'{n} = {config[n]!r}' for n in floats)}: DEFAULT_CONFIG gives a "
+            f"float, with which --gluon and a launch of that configuration compile the kernel, "
+            f"while the check reads integer values of it only; give it an integer value, or "
+            f"check another with --param", tuple(floats), "the integers", of_bounded=True))
+    if rep.verdict.kind != PROVED:
+        return  # (a bounded claim names the integers it checked)
     free = sorted((names & read) - set(rep.specialised) - set(fixed) - set(config)
-                  - integer_constexprs(kir) - integer_arguments(kir))
+                  - integers)
     if free:
         rep.qualifications.append(Qualification(
             f"{', '.join(free)}: a constexpr of no value here, which the protocol reads and a "
@@ -698,22 +716,33 @@ def _check_float_constexprs(rep: KernelReport, loaded: Loaded, fixed: dict) -> N
             f"a range bound or a shape", tuple(free), "the integers"))
 
 
+def _float_of_no_integer(value) -> bool:
+    """Whether ``value`` (a DEFAULT_CONFIG constexpr) is a float that no integer equals (1.25,
+    an infinity, a NaN): Python's and Triton's comparisons and arithmetic of 2.0 are those of
+    2."""
+    return isinstance(value, float) and not (math.isfinite(value) and value.is_integer())
+
+
 def _check_signed_loads(rep: KernelReport) -> None:
-    """A kernel proved (or bounded) but for `while` loops that end, or comparisons deciding
-    pipe events that hold, only if a value loaded through a pointer of no known element type is
-    signed (frontend/load_signs.py: no DEFAULT_CONFIG signature types the pointer;
-    Program.signed_only, of a .py or a .kir file's kernel): through a *u32 pointer Triton
-    compares unsigned and the loop never ends (`k = tl.load(cnt_ptr); while k >= 0: k -= 1`).
-    Its claim is qualified to signed element types: not proved (bounded, exit 3), the reason
+    """A kernel proved (or bounded) but for `while` loops that end, or comparisons and
+    arithmetic deciding pipe events that keep the verifier's int32 reading, only where a value
+    loaded through a pointer of no known element type is of some element types
+    (frontend/load_signs.py, frontend/load_types.py: no DEFAULT_CONFIG signature types the
+    pointer; Program.signed_only, of a .py or a .kir file's kernel): through a *u32 pointer
+    Triton compares unsigned and the loop never ends (`k = tl.load(cnt_ptr); while k >= 0: k -=
+    1`), through a *i8 one `k += 1` wraps, a float may lie between two integers. Its claim is
+    qualified to the element types every note keeps: not proved (bounded, exit 3), the reason
     naming each pointer and line."""
+    from ..frontend.load_types import TYPES, phrase
+
     loops = getattr(rep.program, "signed_only", ())
     if not loops or rep.stopped is not None or rep.verdict is None or \
             rep.verdict.kind not in (PROVED, BOUNDED):
         return
+    holds = frozenset(TYPES).intersection(*(note[3] for note in loops))
     rep.qualifications.append(Qualification(
-        "; ".join(why for _, _, why in loops),
-        tuple(dict.fromkeys(pointer for _, pointer, _ in loops)), "signed element types",
-        of_bounded=True))
+        "; ".join(note[2] for note in loops),
+        tuple(dict.fromkeys(note[1] for note in loops)), phrase(holds), of_bounded=True))
 
 
 def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dict[str, int],

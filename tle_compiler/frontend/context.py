@@ -127,19 +127,39 @@ class KernelCtx:
         # (or IR variable of a loop over one) -> that pointer (frontend/load_signs.py): the
         # value may be unsigned as well as signed
         self.untyped_params: dict[str, str] = {}
-        # `while` loops that end, and comparisons deciding events that hold, only if such a load
-        # is signed: (location, pointer, why), Program.signed_only (cli/dump.py
-        # _check_signed_loads qualifies the verdict with them)
-        self.signed_only: list[tuple[Loc, str, str]] = []
+        # placeholder of a kernel-body value Triton computes in the type of such a load (the
+        # load, or its arithmetic with Python numbers: load_types.own_typed) -> that pointer
+        self.own_typed_params: dict[str, str] = {}
+        # an affine value a name was bound to by arithmetic in such a load's own type -> that
+        # pointer and expression (load_types.narrow_arithmetic, which reads names through it)
+        self.narrow_values: dict = {}
+        # pointer of such a load -> where its value is a loop bound of pipe events as it is
+        # (sign-extended where it is an int1), and where it is read otherwise (zero-extended)
+        self.bool_bounds: dict[str, Loc] = {}
+        self.bool_others: dict[str, Loc] = {}
+        # `while` loops that end, and comparisons or arithmetic deciding events that keep the
+        # verifier's reading, only where such a load is of some element types: (location,
+        # pointer, why, those types), Program.signed_only (cli/dump.py _check_signed_loads
+        # qualifies the verdict with them; frontend/load_types.py)
+        self.signed_only: list[tuple[Loc, str, str, frozenset]] = []
         # placeholder of a kernel-body value computed by such a comparison -> its note, kept in
         # signed_only where the Program reads the param
-        self.signed_params: dict[str, tuple[Loc, str, str]] = {}
+        self.signed_params: dict[str, tuple[Loc, str, str, frozenset]] = {}
+        # the key of a pure value a partition's argument computes (`n >= 2` passed as a flag)
+        # -> its note, made the param's where a partition makes it one (reserve_pure)
+        self.key_notes: dict[str, tuple[Loc, str, str, frozenset]] = {}
 
-    def keep_signed_only(self, note: tuple[Loc, str, str]) -> None:
-        """Keep ``note`` (location, pointer, why) in :attr:`signed_only`, once per location."""
-        if not any(at == note[0] for at, _, _ in self.signed_only):
+    def keep_signed_only(self, note: tuple[Loc, str, str, frozenset]) -> None:
+        """Keep ``note`` (location, pointer, why, element types) in :attr:`signed_only`, once
+        per location."""
+        if not any(kept[0] == note[0] for kept in self.signed_only):
             self.signed_only.append(note)
 
     def reserve_pure(self, key: str, hint: str, loc: Loc) -> str:
-        """The placeholder of the param standing for the pure expression ``key``."""
-        return self.params.reserve(("pure", key), hint, loc, self.known.get(key, (None, None)))
+        """The placeholder of the param standing for the pure expression ``key`` (a note of
+        :attr:`key_notes` on it then becomes the param's, kept where the Program reads it)."""
+        ph = self.params.reserve(("pure", key), hint, loc, self.known.get(key, (None, None)))
+        note = self.key_notes.get(key)
+        if note is not None:
+            self.signed_params.setdefault(ph, note)
+        return ph

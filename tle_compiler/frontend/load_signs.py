@@ -16,8 +16,9 @@ comparison deciding pipe events whose truth may differ unsigned (:func:`unsigned
 partition, the load itself; in the kernel body, or a kernel-body value handed to a partition, the
 param it became; a loop variable over one: KernelCtx.untyped_params notes both); a cast
 (``.to(tl.int32)``) or an operand of a known 64-bit or other known type fixes the type, and ends
-the search. The verifier still reads such a load as 32 bits wide (the verdict's i32 caveat):
-an ``*i8`` or ``*fp32`` counter, or an ``*i64`` bound, is outside what is checked here.
+the search. What an 8- or 16-bit integer or a float loaded so changes is
+frontend/load_types.py's (adversarial round 50); a 64-bit one is read inside i32 (the
+verdict's i32 caveat).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..ir import kernel as K
+from .params import is_placeholder
 from .values import Aff, Data, KernelArg, Sym
 
 #: operators whose integer result has the promoted type of their operands
@@ -58,10 +60,12 @@ def untyped_load(walker, e: K.Expr) -> Optional[str]:
 
 
 def untyped_source(walker, e: K.Expr, depth: int = 24,
-                   seen: frozenset = frozenset()) -> Optional[str]:
+                   seen: frozenset = frozenset(), through_loops: bool = True) -> Optional[str]:
     """The pointer (:func:`untyped_load`) of a load of unknown element type that the integer
     ``e`` is computed from with its type unchanged, or None where ``e``'s type is known (a
-    cast, a typed load, a kernel argument, a number) or it reads no such load."""
+    cast, a typed load, a kernel argument, a number) or it reads no such load. Without
+    ``through_loops``, a loop variable over such a load is no such value (a float loop bound is
+    refused by Triton: frontend/load_types.py)."""
     if depth <= 0:
         return None
     if isinstance(e, K.Name):
@@ -69,6 +73,8 @@ def untyped_source(walker, e: K.Expr, depth: int = 24,
         if isinstance(v, (Sym, Aff)):
             # (a param, or a loop variable over such a count: KernelCtx.untyped_params)
             phs = [v.param] if isinstance(v, Sym) else list(v.expr.variables)
+            if not through_loops:
+                phs = [ph for ph in phs if is_placeholder(ph)]
             for ph in phs:
                 src = walker.k.untyped_params.get(ph)
                 if src is not None:
@@ -76,21 +82,21 @@ def untyped_source(walker, e: K.Expr, depth: int = 24,
             return None
         if isinstance(v, Data) and not v.shared and v.node is not None \
                 and id(v.node) not in seen:
-            return untyped_source(walker, v.node, depth - 1, seen | {id(v.node)})
+            return untyped_source(walker, v.node, depth - 1, seen | {id(v.node)}, through_loops)
         return None
     if walker.tile_dtype(e) is not None:
         return None  # (a cast, a fill, a typed load: its type is known)
     if isinstance(e, K.Op):
         if e.name in ("tl.where", "tl.maximum", "tl.minimum"):
             items = e.args[1:] if e.name == "tl.where" else e.args
-            return _first(walker, items, depth, seen)
+            return _first(walker, items, depth, seen, through_loops)
         if e.name in _KEEPS_TYPE and e.args:
-            return untyped_source(walker, e.args[0], depth - 1, seen)
+            return untyped_source(walker, e.args[0], depth - 1, seen, through_loops)
         return untyped_load(walker, e)
     if isinstance(e, K.UnaryOp) and e.op in ("-", "+", "~"):
-        return untyped_source(walker, e.operand, depth - 1, seen)
+        return untyped_source(walker, e.operand, depth - 1, seen, through_loops)
     if isinstance(e, K.BinOp) and e.op in _ARITHMETIC:
-        return _first(walker, (e.lhs, e.rhs), depth, seen)
+        return _first(walker, (e.lhs, e.rhs), depth, seen, through_loops)
     return None
 
 
@@ -99,14 +105,15 @@ def first_untyped(walker, exprs) -> Optional[str]:
     return next((p for p in (untyped_source(walker, x) for x in exprs) if p is not None), None)
 
 
-def _first(walker, items, depth: int, seen: frozenset) -> Optional[str]:
+def _first(walker, items, depth: int, seen: frozenset,
+           through_loops: bool = True) -> Optional[str]:
     """:func:`untyped_source` of the first of the operands ``items`` that reads such a load,
     unless another is a known 64-bit integer (beside which a 32-bit value is promoted to a
     signed int64)."""
     if any(walker.scalar_int_type(x) in ("int64", "uint64") for x in items):
         return None
     for x in items:
-        src = untyped_source(walker, x, depth - 1, seen)
+        src = untyped_source(walker, x, depth - 1, seen, through_loops)
         if src is not None:
             return src
     return None

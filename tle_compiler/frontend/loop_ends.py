@@ -55,6 +55,8 @@ from ..ir.i32 import I32_MAX, I32_MIN
 from ..ir.loop_counter import innermost_next_counter
 from ..ir.promotion import computation_type
 from .load_signs import first_untyped
+from .load_types import INTEGERS, first_float_read, own_typed
+from .load_types import NARROW as NARROW_RANGES
 from .params import is_placeholder
 from .values import I64, Aff, KernelArg, Sym
 
@@ -251,37 +253,102 @@ def why_not_ending(walker, s: K.While) -> Optional[str]:
                 f"the counter "
                 f"`{py}` reaches before it wraps")
     unsigned = _unsigned_compare(walker, K.Name(k), bound, kd, ed)
-    if abs(c) == 1 and op in ("<", ">"):
-        # (compared unsigned too: the counter's bits step by one modulo 2^bits, so a strict
-        # bound is met before they wrap, as `k < 0` / `k > 2^bits - 1` never holds)
-        return None
+    # (compared unsigned too, a step of 1 against `<` (-1 against `>`) ends: the counter's bits
+    # step by one modulo 2^bits, so a strict bound is met before they wrap, as `k < 0` / `k >
+    # 2^bits - 1` never holds)
+    unit = abs(c) == 1 and op in ("<", ">")
     if unsigned is not None:
-        why = _unsigned_reason(walker, bound, e, c, op, up, unsigned)
-        return None if why is None else f"`{py}` is {why}"
-    signed = _signed_reason(walker, s, py, bound, e, c, op, up)
-    if signed is not None:
-        return signed
-    # ends when compared signed; a counter or bound loaded through a pointer of no known
-    # element type may be a uint32, compared unsigned (frontend/load_signs.py)
+        why = None if unit else _unsigned_reason(walker, bound, e, c, op, up, unsigned)
+        if why is not None:
+            return f"`{py}` is {why}"
+    elif not unit:
+        signed = _signed_reason(walker, s, py, bound, e, c, op, up)
+        if signed is not None:
+            return signed
+    # ends as the verifier reads its values; a counter or bound loaded through a pointer of no
+    # known element type may be of another type, where it may not
+    return _untyped_types(walker, py, k, bound, e, c, op, up, unit, unsigned is not None)
+
+
+def _untyped_types(walker, py: str, k: str, bound: K.Expr, e: Optional[int], c: int, op: str,
+                   up: bool, unit: bool, unsigned: bool) -> Optional["TypedOnly"]:
+    """Where the counter ``k`` or the bound of a `while` loop that ends as the verifier reads it
+    is loaded through a pointer of no known element type (frontend/load_signs.py), the element
+    types of that pointer under which it still ends, with why it may not under the others
+    (frontend/load_types.py): a :class:`TypedOnly`; None where no such load is read.
+
+    * uint32 / uint64: compared unsigned (round 48, :func:`_unsigned_reason`), unless a side is
+      a known 64-bit integer (a 32-bit value beside it is compared signed, in 64 bits);
+    * an 8- or 16-bit integer: a counter loaded so steps in that type (`k += 1` of an int8 is an
+      int8 sum) and ends only against a bound known when the kernel is read whose last value
+      stays in the type (a bound outside it that the condition never holds against ends it at
+      once), or against a bound of the same load's type with a step of 1 (-1); a counter of
+      another type meets any such bound;
+    * a float: never (a float counter's steps stop changing it past 2^24 in fp32, an integer
+      counter never reaches an infinite bound), unless the load is read through a loop variable
+      only (`while k < j` of `for j in range(n)`: Triton refuses a float loop bound);
+    * int32 (the verifier's reading) and int64 (the i32 caveat's) keep the verdict."""
     sides = (K.Name(k), bound)
-    if any(_wide(walker, x, walker.tile_dtype(x)) for x in sides):
-        return None  # (a 32-bit value beside an int64 is compared signed, in 64 bits)
     pointer = first_untyped(walker, sides)
     if pointer is None:
         return None
-    why = _unsigned_reason(walker, bound, e, c, op, up, "uint32")
-    return None if why is None else SignedOnly(pointer, f"`{py}` is {why}")
+    holds = set(INTEGERS)
+    whys = []
+    if not unsigned and not unit and \
+            not any(_wide(walker, x, walker.tile_dtype(x)) for x in sides):
+        for t in ("uint32", "uint64"):
+            why = _unsigned_reason(walker, bound, e, c, op, up, t)
+            if why is not None:
+                holds.discard(t)
+                if t == "uint32":
+                    whys.append(f"through a *u32 {pointer} `{py}` is {why}")
+    counter = own_typed(walker, K.Name(k))
+    if counter is not None:
+        same = own_typed(walker, bound) == counter
+        wraps = []
+        for t, (lo, hi) in NARROW_RANGES.items():
+            if abs(c) > hi:
+                ends = False  # (Triton widens the counter: a loop-carried type it refuses)
+            elif e is not None and lo <= e <= hi:
+                ends = lo <= _last_value(e, c, op, up) <= hi
+            elif e is not None:
+                ends = (e > hi) != up  # (never holds for any value of the type: ends at once)
+            else:
+                ends = same and unit
+            if not ends:
+                holds.discard(t)
+                wraps.append(t)
+        if wraps:
+            whys.append(f"through a *{' or *'.join(_short(t) for t in wraps)} {counter} `{py}` "
+                        f"steps in that type and may wrap (at its ends) before `{op} "
+                        f"{walker.src(bound)}` fails")
+    if first_float_read(walker, sides) is not None:
+        whys.append(f"through a float {pointer} the value may be no integer: a float counter's "
+                    f"steps stop changing it (past 2^24 in fp32), and an integer counter never "
+                    f"reaches an infinite bound")
+    else:
+        holds.add("float")  # (read through a loop variable only: Triton refuses a float bound)
+    if not whys:
+        return None
+    return TypedOnly(pointer, "; ".join(whys), frozenset(holds))
+
+
+def _short(t: str) -> str:
+    """Triton's signature name of the integer type ``t`` (``int8``: ``i8``)."""
+    return t.replace("uint", "u").replace("int", "i")
 
 
 @dataclass(frozen=True)
-class SignedOnly:
-    """A `while` loop that ends where the value its counter or bound loads through ``pointer``
-    (whose element type is not known) is signed, and may not where it is unsigned (``why``,
-    the unsigned reading's reason): neither refused nor proved (the verdict is not proved, its
+class TypedOnly:
+    """A `while` loop that ends as the verifier reads the value its counter or bound loads
+    through ``pointer`` (whose element type is not known: an int32), and may not where that
+    pointer's element type is not one of ``holds`` (frontend/load_types.py's names; ``why``:
+    how it may not): neither refused nor proved (the verdict is qualified to ``holds``, its
     reason naming ``pointer``)."""
 
     pointer: str
     why: str
+    holds: frozenset
 
 
 def _unsigned_reason(walker, bound: K.Expr, e: Optional[int], c: int, op: str, up: bool,

@@ -52,8 +52,10 @@ from .parsed import per_tree
 from .source_text import read_python
 from .shared_memory import check_bound_shapes
 from .load_signs import first_untyped, unsigned_compare, untyped_source
+from .load_types import NARROW as NARROW_TYPES
+from .load_types import BOUNDS, TYPES, first_float_read, narrow_arithmetic, own_typed
 from .where_extrema import where_extremum
-from .loop_ends import I32_MAX, I32_MIN, SignedOnly, counter_wraps, why_not_ending
+from .loop_ends import I32_MAX, I32_MIN, TypedOnly, counter_wraps, why_not_ending
 from .triton_rules import TritonRules
 from .python_numbers import PythonNumbers
 from .values import (HANDLES, I64, Aff, BufferRef, Const, Data, KernelArg, PipeRef, Poison,
@@ -2224,6 +2226,15 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             loop, message, check = self.bad_loop
             raise self.err(message, loop, check=check)
         index = self.affine(index_v, e.index, f"index of {who}.{e.verb}")
+        read = first_float_read(self, (e.index,))
+        if read is not None:
+            self.k.bool_others.setdefault(read, e.loc)  # (an int1 zero-extended)
+        narrow = narrow_arithmetic(self, e.index)
+        if narrow is not None:
+            # (an index computed in a narrow load's own type may wrap: `p + n * 4` of an int8
+            # n = 63 is p - 4, where `p + n * 2 + n * 2` is p + 252)
+            self.note_signed_reading(e.loc, narrow[0], self.narrow_what(
+                narrow, f"the index of {who}.{e.verb}"), frozenset(TYPES - set(NARROW_TYPES)))
         if isinstance(recv, WriterRef):
             ev = Event(e.verb, recv.pipe, index, None, None, e.loc)
         else:
@@ -3241,6 +3252,12 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.env[s.target] = v
             return
         known = self.type_known(s.value)
+        if isinstance(v, Aff):
+            # an integer computed in a narrow load's own type (`m = n + 1`), which the affine
+            # value no longer shows: a loop bound, condition or index reading it may wrap
+            narrow = narrow_arithmetic(self, s.value)
+            if narrow is not None:
+                self.k.narrow_values.setdefault(v.expr, narrow)
         self.bind_name(s.target, v, s)
         bound = self.env.get(s.target)
         if bound is not None:
@@ -3682,12 +3699,20 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         self.forget_slots(names, s)
         ir_var = self.fresh_loop_var(self.k.names.py(s.var))
         runtime = not s.static
+        narrow = boolean = None
         if runtime:
             # Triton types the variable by its bounds: over a count loaded through a pointer of
             # no known element type it may be a uint32 (load_signs.py)
             src = first_untyped(self, (s.start, s.stop))
             if src is not None:
                 self.k.untyped_params[ir_var] = src
+            # a bound computed in a narrow load's own type may wrap (`range(n + 1)` of an int8
+            # 127 runs no iteration): noted where the loop holds pipe events
+            given = K.TupleExpr(tuple(x for x in (s.start, s.stop, s.step) if x is not None),
+                                s.loc)
+            narrow = narrow_arithmetic(self, given)
+            # (an int1 bound Triton widens by sign extension: True runs as -1)
+            boolean = first_float_read(self, given.items)
         self.env[s.var] = (Aff(Affine.of(ir_var), runtime) if bounds
                            else Data(node=K.Name(s.var, s.loc), runtime=runtime))
         self.env[s.var] = self.range_variable_width(s, self.env[s.var], wide)
@@ -3730,6 +3755,18 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.hoist(walk_accesses(tuple(body)))
         elif body:
             start, stop, step = bounds  # type: ignore[misc]
+            if runtime and narrow is not None:
+                self.note_signed_reading(s.loc, narrow[0], self.narrow_what(
+                    narrow, "a bound of a loop of pipe events"), frozenset(TYPES - set(
+                        NARROW_TYPES)))
+            elif runtime and boolean is not None:
+                # a bound of the value itself is sign-extended where it is an int1, any other
+                # read of it zero-extended: noted where the kernel reads it both ways (analyse)
+                raw = [x for x in given.items if own_typed(self, x) == boolean]
+                uses = self.k.bool_bounds if raw and len(raw) == len([
+                    x for x in given.items if first_float_read(self, (x,)) is not None]) \
+                    else self.k.bool_others
+                uses.setdefault(boolean, s.loc)
             self.out.append(For(ir_var, start, stop, step, tuple(body), s.loc))
         elif not s.static:
             self.note_data_loop(ir_var, bounds, s)
@@ -3832,7 +3869,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         self.merge_into(before, [after], names, s, "loop")
 
     def refuse_endless(self, s: K.While, tested: Value, names,
-                       not_ending: Union[str, SignedOnly, None] = None) -> None:
+                       not_ending: Union[str, TypedOnly, None] = None) -> None:
         """Refuse a `while` whose body assigns nothing its condition reads (the condition
         ``tested`` before the first iteration), unless that condition is surely false (a loop
         that never runs): nothing it reads changes in the loop (a constant, a param, a value
@@ -3849,7 +3886,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         if {x.id for x in K.walk_expr(s.cond) if isinstance(x, K.Name)} & set(names):
             if not_ending is None or self.ends_exactly(s):
                 return
-            if isinstance(not_ending, SignedOnly):
+            if isinstance(not_ending, TypedOnly):
                 self.note_signed_only(s, not_ending)
                 return
             raise self.err(f"this `while` loop may never end: {not_ending}, so the verifier "
@@ -3863,28 +3900,31 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                        f"could not say; bound the loop with range(), or update what the "
                        f"condition reads in its body", s, check="endless-loop")
 
-    def note_signed_only(self, s: K.While, why: SignedOnly) -> None:
-        """Keep, once per loop, that the `while` loop ``s`` ends only if the value its counter
-        compares, loaded through a pointer of no known element type, is signed (``why``): the
+    def note_signed_only(self, s: K.While, why: TypedOnly) -> None:
+        """Keep, once per loop, that the `while` loop ``s`` ends only where the value its
+        counter compares, loaded through a pointer of no known element type, is of one of the
+        types ``why.holds`` (a *u32, *i8 or float pointer may make it endless: ``why.why``): the
         verdict is then not proved, its reason naming the pointer (cli/dump.py
-        _check_signed_loads), where a *u32 pointer would make the loop endless."""
+        _check_signed_loads)."""
         self.note_signed_reading(s.loc, why.pointer, (
-            f"the `while` loop `while {self.src(s.cond)}:` ends if it is signed, but through a "
-            f"*u32 {why.pointer} {why.why}"))
+            f"the `while` loop `while {self.src(s.cond)}:` ends if it is an int32, as the "
+            f"verifier reads it, but {why.why}"), why.holds)
 
-    def note_signed_reading(self, loc, pointer: str, what: str,
+    def note_signed_reading(self, loc, pointer: str, what: str, holds: frozenset,
                             ph: Optional[str] = None) -> None:
         """Keep, once per location, that what the statement at ``loc`` does holds as the
-        verifier reads it only if ``pointer`` (of no known element type) points to signed
-        integers (``what``: how, and what an unsigned one would do); the verdict is then not
-        proved, its reason naming the pointer and the line (cli/dump.py _check_signed_loads).
-        With ``ph``, the kernel-body value of that param is computed so: kept only if the
-        Program reads it (KernelCtx.signed_params, :func:`analyse`)."""
+        verifier reads it only if ``pointer`` (of no known element type) points to one of the
+        element types ``holds`` (frontend/load_types.py; ``what``: how, and what another
+        would do); the verdict is then not proved, its reason naming the pointer and the line
+        (cli/dump.py _check_signed_loads). With ``ph``, the kernel-body value of that param is
+        computed so: kept only if the Program reads it (KernelCtx.signed_params,
+        :func:`analyse`)."""
         typed = ("no DEFAULT_CONFIG signature types it" if not self.k.config_signature else
                  "it is not one pointer argument DEFAULT_CONFIG's signature types")
         note = (loc, pointer, (
             f"line {loc.line}: {pointer}'s element type is not known ({typed}): {what}; type "
-            f"{pointer} in DEFAULT_CONFIG's signature, or cast the loaded value .to(tl.int32)"))
+            f"{pointer} in DEFAULT_CONFIG's signature, or cast the loaded value .to(tl.int32)"),
+            holds)
         if ph is not None:
             self.k.signed_params.setdefault(ph, note)
         else:
@@ -3892,22 +3932,65 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
 
     def signed_conditions(self, cond: K.Expr, loc, does: str,
                           ph: Optional[str] = None) -> None:
-        """Note (:meth:`note_signed_reading`) a comparison in ``cond`` that Triton computes
-        unsigned where a value loaded through a pointer of no known element type is a uint32,
-        and whose truth then may differ from the signed one the verifier reads
-        (load_signs.unsigned_compare: `p - 1 >= -1` of a loop variable over such a count holds
-        only at p = 0 when unsigned). ``does``: what the comparison does, a phrase that follows
-        it ("decides which pipe events run"); ``ph``: ``cond`` is the kernel-body value of that
-        param (the note then names ``cond`` where the comparison is a part of it)."""
+        """Note (:meth:`note_signed_reading`) what in ``cond`` (an `if` around pipe events, or
+        the kernel-body value of the param ``ph`` the Program may read) reads a value loaded
+        through a pointer of no known element type so that its truth or value may differ from
+        the int32 the verifier reads (``does``: what ``cond`` does, a phrase that follows it,
+        "decides which pipe events run"):
+
+        * a comparison Triton computes unsigned where that value is a uint32, with a side the
+          verifier reads as negative (load_signs.unsigned_compare: `p - 1 >= -1` of a loop
+          variable over such a count holds only at p = 0 unsigned);
+        * a comparison of the loaded value itself (not only of a loop variable over it, whose
+          float bound Triton refuses): a float may lie between two integers (`p + 1 <= n` and
+          `p < n` differ at p = 2 of n = 2.5);
+        * arithmetic Triton computes in the load's own type (load_types.narrow_arithmetic:
+          `n + 1` of an int8 127 is -128).
+
+        One note per location, naming the element types that keep the reading."""
+        holds = set(TYPES)
+        whats = []
+        pointer = None
         found = unsigned_compare(self, cond)
-        if found is None:
-            return
-        pointer, compare = found
-        inside = "" if ph is None or compare is cond else f" in `{self.src(cond)}`"
-        self.note_signed_reading(loc, pointer, (
-            f"`{self.src(compare)}`{inside}{does} as the verifier reads it where it is signed, "
-            f"but through a *u32 {pointer} Triton compares it unsigned, where a side the "
-            f"verifier reads as negative is past 2^31 - 1, and its truth may differ"), ph)
+        if found is not None:
+            pointer, compare = found
+            inside = "" if ph is None or compare is cond else f" in `{self.src(cond)}`"
+            holds -= {"uint32", "uint64"}
+            whats.append(
+                f"`{self.src(compare)}`{inside}{does} as the verifier reads it where it is "
+                f"signed, but through a *u32 {pointer} Triton compares it unsigned, where a side "
+                f"the verifier reads as negative is past 2^31 - 1, and its truth may differ")
+        for e in K.walk_expr(cond):
+            if isinstance(e, K.Compare):
+                floating = first_float_read(self, (e.lhs, e.rhs))
+                if floating is not None:
+                    self.k.bool_others.setdefault(floating, loc)
+                    pointer = pointer or floating
+                    holds.discard("float")
+                    whats.append(
+                        f"`{self.src(e)}`{does} as the verifier reads {floating}'s value, an "
+                        f"integer, but through a float {floating} that value may lie between two "
+                        f"integers (or be an infinity), where the comparison may hold otherwise")
+                    break
+        narrow = narrow_arithmetic(self, cond)
+        if narrow is not None:
+            pointer = pointer or narrow[0]
+            holds -= set(NARROW_TYPES)
+            whats.append(self.narrow_what(narrow, "a value pipe events depend on" if ph else
+                                          "a condition around pipe events"))
+        if whats:
+            self.note_signed_reading(loc, pointer, "; ".join(whats), frozenset(holds), ph)
+
+    def narrow_what(self, narrow: tuple, role: str) -> str:
+        """Why arithmetic computed in the type of a load of no known element type (``narrow``:
+        load_types.narrow_arithmetic's pointer and expression) in ``role`` (what the value is
+        to the protocol, "a condition around pipe events") differs from the verifier's integer
+        where that type is narrow."""
+        pointer, x = narrow
+        return (f"`{self.src(x)}` in {role} is computed in {pointer}'s element type (Triton "
+                f"gives a Python number the type of the tensor beside it), which through a *i1, "
+                f"*i8, *i16, *u8 or *u16 {pointer} wraps at the ends of 1, 8 or 16 bits where "
+                f"the verifier's integer does not")
 
     def ends_exactly(self, s: K.While) -> bool:
         """Whether the walk of ``s`` iteration by iteration ended (the kernel body's:
@@ -4644,6 +4727,9 @@ class PrologueWalker(Walker):
             src = untyped_source(self, node)
             if src is not None:
                 self.k.untyped_params[ph] = src
+            own = own_typed(self, node)
+            if own is not None:
+                self.k.own_typed_params[ph] = own
         # a comparison of such a load computes the value (`B = n - 1 >= 0`): Triton's
         # unsigned one may give another truth
         self.signed_conditions(node, node.loc, ", which pipe events depend on, holds", ph)
@@ -5019,6 +5105,20 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         argv = {name: body.eval(e) for name, e in part.bindings}
         for name, e in part.bindings:
             body.refuse_c_division(e, argv[name])
+            # an argument computed in a narrow load's own type, as an assignment may be
+            # (`n + 1` passed to the partition): what reads the parameter reads the wrap
+            narrow = narrow_arithmetic(body, e) if isinstance(argv[name], Aff) else None
+            if narrow is not None:
+                k.narrow_values.setdefault(argv[name].expr, narrow)
+            # a comparison computed there (`n >= 2` passed as a flag) is noted as a kernel-body
+            # value's is, on the param a partition makes of it
+            key = argv[name].key if isinstance(argv[name], Data) else None
+            if key is not None and not isinstance(e, K.Name):
+                marker = f"argument {part.name}.{name}"
+                body.signed_conditions(e, e.loc, ", which pipe events depend on, holds", marker)
+                note = k.signed_params.pop(marker, None)
+                if note is not None:
+                    k.key_notes.setdefault(key, note)
         pw = Walker(k, "partition", dict(argv))
         pw.partition = part.name
         # a partition parameter bound to a bool of the kernel body (`B = N > 5`, passed as B) is
@@ -5064,6 +5164,18 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
         note = k.signed_params.get(ph)
         if note is not None:
             k.keep_signed_only(note)
+    # a value of no known element type read as a loop bound of pipe events and otherwise too:
+    # an int1 is -1 in the one (sign-extended), 1 in the other (zero-extended)
+    for pointer, loc in k.bool_bounds.items():
+        other = k.bool_others.get(pointer)
+        if other is not None:
+            k.keep_signed_only((loc, pointer, (
+                f"line {loc.line}: {pointer}'s element type is not known: a bound of this loop "
+                f"of pipe events is {pointer}'s value, which through a *i1 {pointer} Triton "
+                f"widens by sign extension (True is -1: `range(n)` runs no iteration), while "
+                f"line {other.line} reads it zero-extended (True is 1), where the verifier "
+                f"reads one integer; type {pointer} in DEFAULT_CONFIG's signature, or cast the "
+                f"loaded value .to(tl.int32)"), BOUNDS))
     k.refuse_truths()
     extra = assumed_unused(k, uses)
     params, partitions, pnames = finalize(k.params, partitions, extra)

@@ -305,10 +305,11 @@ class Program:
     #: lines, ir/parser.py) so that the report reads back with the verdict it gave ("with
     #: BLOCK_H = 64 (read specialised)"); not compared or shown in the repr, as ``derived``.
     constexprs: tuple[tuple[str, int], ...] = _field(default=(), compare=False, repr=False)
-    #: What the verdict rests on a pointer of no known element type pointing to signed
-    #: integers for (frontend/load_signs.py): (location, pointer, why) of each `while` loop that
-    #: ends, or comparison that decides events, only when such a load is signed; tle-dump's
-    #: proof is then qualified to signed element types (cli/dump.py _check_signed_loads). Not
+    #: What the verdict rests on a pointer of no known element type pointing to some element
+    #: types for (frontend/load_signs.py, frontend/load_types.py): (location, pointer, why,
+    #: types) of each `while` loop that ends, or comparison, loop bound or index deciding events
+    #: that keeps the verifier's reading, only when such a load is of one of those types;
+    #: tle-dump's proof is then qualified to them (cli/dump.py _check_signed_loads). Not
     #: compared, printed or shown in the repr, as ``zero_steps``.
     signed_only: tuple = _field(default=(), compare=False, repr=False)
 

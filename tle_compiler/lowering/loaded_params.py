@@ -20,7 +20,7 @@ reason i64 arguments the protocol reads are refused, signature_checks.check_i64_
 computes before ``warp_specialize`` (through its loops and both branches of its ``if``s) and
 refuses one that a partition's pipe events depend on (a partition parameter that the bounds of a
 loop holding events, the condition of an ``if`` holding events or an event's index are computed
-from) when it comes from a load and is not an i32 (or an i1, a comparison's truth): load it
+from) when it comes from a load and is not an i32 (nor a comparison's i1 truth): load it
 through an ``*i32`` pointer, or cast it ``.to(tl.int32)``, whose value the verifier's integer
 then is (``.to(tl.int64)`` too: the frontend keys that cast apart and computes in i64). A value
 the kernel computes as a float (``n = N * 1.0``, which the frontend reads as an opaque integer
@@ -170,10 +170,12 @@ class _Types:
             return promote(a, b), la or lb
         if isinstance(e, K.UnaryOp):
             t, loaded = self.expr(e.operand)
-            return ("i1" if e.op == "not" else t), loaded
+            # (`not n` is a truth the verifier models, `n == 0`, of a load or not)
+            return ("i1", False) if e.op == "not" else (t, loaded)
         if isinstance(e, (K.Compare, K.BoolOp)):
-            items = (e.lhs, e.rhs) if isinstance(e, K.Compare) else e.items
-            return "i1", any(self.expr(x)[1] for x in items)
+            # a comparison's truth: the verifier models it whatever it compares (a loaded i1
+            # itself is not one: _refused)
+            return "i1", False
         if isinstance(e, K.Subscript):
             return self.expr(e.value)
         if isinstance(e, K.Op):
@@ -204,7 +206,12 @@ class _Types:
             return None, loaded
         if name in ("program_id", "num_programs", "arange"):
             return "i32", loaded
-        if name in ("minimum", "maximum", "cdiv") and len(args) == 2:
+        if name in ("minimum", "maximum") and len(args) == 2:
+            # (a function makes a Python number an int32 tensor first: tl.maximum of an int8
+            # load and 0 is an int32, Triton's `extsi` then `maxsi`)
+            a, b = ("i32" if t == WEAK else t for t, _ in args)
+            return promote(a, b), loaded
+        if name == "cdiv" and len(args) == 2:
             return promote(args[0][0], args[1][0]), loaded
         if name == "where" and len(args) == 3:
             return promote(args[1][0], args[2][0]), loaded
@@ -300,7 +307,14 @@ def check_loaded_params(info, signature: dict, untyped: bool = False) -> None:
 def _refused(t: Optional[str], loaded: bool) -> bool:
     """Whether a value of type ``t`` (``loaded``: read from memory) may not decide events: a
     float, unsigned or narrow integer always; an i64 or a type the lowering cannot tell when
-    read from memory (an i64 the kernel casts to is keyed apart by the frontend)."""
+    read from memory (an i64 the kernel casts to is keyed apart by the frontend); an i1 read
+    from memory (through a ``*i1`` pointer, adversarial round 50): the verifier reads it as an
+    opaque integer, while Triton widens it by sign extension as a loop bound (True is -1:
+    `range(n)` runs no iteration) and by zero extension elsewhere (`n > 0` holds), so a writer
+    over `range(n)` and a reader waiting under `n > 0` were verified and hang. An i1 a
+    comparison computes is a truth the frontend models (a bool loop bound it refuses)."""
+    if t == "i1" and loaded:
+        return True
     if t in ACCEPTED or (t is not None and t.startswith("*")):
         return False
     if t is None or t == "i64":
