@@ -305,3 +305,137 @@ def test_nothing_kept_means_nothing_resumed():
     finally:
         clean_resume.KEPT = old
     assert not r.kept and r.find([([0, 1], [0, 0])]) is None
+
+
+# ----------------------------------------------------------------------------- hand-written
+
+#: a ring whose faults appear only past a few values of N, where the sweep resumes from the
+#: clean instances before them: EXTRA_W / EXTRA_R are the writer's / reader's lines after the
+#: loop, W_BODY / R_BODY lines in its body
+RING = """kernel late
+param N
+pipe c capacity=2 fields=(x, z)
+pipe d capacity=1 fields=(x)
+partition w default {
+  for i in range(N) {
+    c.acquire(i)
+    c.write(i, x)
+W_BODY
+    c.commit(i)
+  }
+EXTRA_W
+}
+partition r {
+  for i in range(N) {
+    c.wait(i)
+    c.read(i, x)
+R_BODY
+    c.release(i)
+  }
+EXTRA_R
+}
+"""
+
+LATE = {
+    # z written from i = 6 on and read at i = 5 only: unwritten at N = 6, clean up to N = 5
+    "unwritten-field at N = 6": dict(W_BODY="if i > 5 {\n c.write(i, z)\n}",
+                                     R_BODY="if i == 5 {\n c.read(i, z)\n}"),
+    # a last use two indices past the loop's, from N = 4 on: stage 0's uses 0, 2, N + 2 alias
+    # (index N + 2 of an even use with phase 1)
+    "phase aliasing from N = 4": dict(
+        EXTRA_W="if N > 3 {\n c.acquire(N + 2)\n c.write(N + 2, x)\n c.commit(N + 2)\n}",
+        EXTRA_R="if N > 3 {\n c.wait(N + 2)\n c.read(N + 2, x)\n c.release(N + 2)\n}"),
+    # the reader waits on d at i = 4, which the writer commits after its loop (from N = 5 on):
+    # from N = 7 on the writer's acquire(6) needs the reader's release(4) first, a deadlock
+    "deadlock from N = 7": dict(
+        R_BODY="if i == 4 {\n d.wait(0)\n d.release(0)\n}",
+        EXTRA_W="if N > 4 {\n d.acquire(0)\n d.commit(0)\n}"),
+    # a read of the slot past its release at the last iteration, N = 3 on
+    "access after release at N = 3": dict(EXTRA_R="if N > 2 {\n c.read(N - 1, x)\n}"),
+    # the writer's readback of z, written only at i < 3: stale from i = 3 on
+    "readback of an unwritten window at N = 4": dict(
+        W_BODY="if i < 3 {\n c.write(i, z)\n}\nc.readback(i, z)"),
+}
+
+
+def _late(name: str) -> str:
+    parts = {"W_BODY": "", "R_BODY": "", "EXTRA_W": "", "EXTRA_R": "", **LATE[name]}
+    text = RING
+    for k, v in parts.items():
+        text = text.replace(k, v)
+    return text
+
+
+@pytest.mark.parametrize("name", sorted(LATE))
+def test_a_fault_past_clean_values_is_found_resumed(name, tmp_path, monkeypatch):
+    """Each kernel is rejected, by the resuming sweep as by the one that resumes nothing; the
+    instance checker finds it clean below the fault's value and faulty from it, resuming."""
+    text = _late(name)
+    path = tmp_path / "late.pipe"
+    path.write_text(text, encoding="utf-8")
+    code, err = _both(path, monkeypatch)
+    assert code == 1 and "rejected" in err, err
+    program = parse_module(text).kernels[0]
+    ctx = PassContext(program)
+    check_structure(ctx)
+    assert ctx.ok
+    cp = compile_program(program)
+    checker = Checker(cp, ctx.roles())
+    assert checker.resumes is not None
+    got = [checker.clean(cp.run({"N": n}, 10_000)) for n in range(9)]
+    first = int(re.search(r"N = (\d)", name).group(1))
+    assert got == [n < first for n in range(9)], got
+
+
+# ----------------------------------------------------------------------------- the child's races
+
+def _race_files(tmp_path: Path) -> dict[str, Path]:
+    """Race kernels: two kernels of one name-space (a racy ``k`` and a safe ``k2``); one name
+    defined twice (Python keeps the second, racy ``k``); a row pitch of a constexpr D, racy
+    for some D (refused without --param, proved with D = 32), and the same with a
+    DEFAULT_CONFIG."""
+    from .test_global_races import RACES, RING, ring
+
+    racy, safe = RACES["two stores of one address"], ring()
+    body = "import tle_compiler as tle\n"
+    two = racy + "\n\n" + safe.split(body, 1)[1].replace("def k(", "def k2(") \
+        .replace("produce", "produce2").replace("consume", "consume2")
+    dup = safe + "\n\n" + racy.split(body, 1)[1].replace("produce", "produce2") \
+        .replace("consume", "consume2")
+    cx = RING
+    for a, b in (("N, S)", "N, S, D)"), ("def k(x_ptr, y_ptr, N, S, D)",
+                                           "def k(x_ptr, y_ptr, N, S, D: tl.constexpr)"),
+                 ("BEFORE", "pass"), ("WINDOW", "pass"),
+                 ("AFTER", "tl.store(y_ptr + t * D + offs, tl.load(x_ptr + offs))"),
+                 ("LATE", "tl.store(y_ptr + 8192 + t * D + offs, v)")):
+        cx = cx.replace(a, b)
+    files = {"two": two, "dup": dup, "cx": cx, "cxcfg": cx + '\nDEFAULT_CONFIG = {"D": 64}\n'}
+    out = {}
+    for name, text in files.items():
+        out[name] = tmp_path / f"{name}.py"
+        out[name].write_text(text, encoding="utf-8")
+    return out
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no os.fork here")
+@pytest.mark.parametrize("args", [["two", "dup"], ["--param", "D=32", "cx", "cxcfg", "two"],
+                                  ["--kernel", "k", "cxcfg", "cx", "two"]])
+def test_a_process_with_the_child_prints_what_main_prints(args, tmp_path, capsys):
+    """tle-dump as a process (the race proofs in a forked child, taken where their inputs
+    match) prints what main() in-process (no child) prints: several files on one command
+    line, kernels refused and proved, one name in two kernels, --param and --kernel."""
+    from tle_compiler.cli.dump import main
+
+    files = _race_files(tmp_path)
+    argv = [str(files[a]) if a in files else a for a in args]
+    code = main(argv)
+    got = capsys.readouterr()
+    r = subprocess.run([sys.executable, "-m", "tle_compiler.cli.dump", *argv], cwd=ROOT,
+                       env=dict(os.environ, PYTHONPATH=str(ROOT), TLE_DUMP_FORK="1"),
+                       capture_output=True, text=True)
+
+    def timeless(text: str) -> str:
+        return re.sub(r"\(\d+\.\d+ s\)", "(s)", text)
+
+    assert (r.returncode, r.stdout, timeless(r.stderr)) == (code, got.out, timeless(got.err))
+    assert "error" in got.err  # a race refused among them (or a --param another file lacks)
