@@ -48,6 +48,8 @@ from tle_compiler.passes.context import PassContext
 from tle_compiler.passes.instances import Checker
 from tle_compiler.passes.verify_protocol import check_structure
 
+from .protocol_gen import mutated, protocols
+
 ROOT = Path(__file__).resolve().parent.parent
 
 # ----------------------------------------------------------------------------- random protocols
@@ -210,11 +212,11 @@ def _values(program, order: str, seed: int) -> list[dict]:
     return out
 
 
-def _differ(text: str, order: str, seed: int) -> tuple[int, int]:
-    """Checks every assignment of ``text``'s kernel with a resuming checker, a checker that
-    walks every event and the wording path; (instances resumed, instances) or (-1, 0) for a
-    program that does not pass the structure checks."""
-    program = parse_module(text).kernels[0]
+def _differ(text, order: str, seed: int) -> tuple[int, int]:
+    """Checks every assignment of ``text``'s kernel (or of a Program) with a resuming checker,
+    a checker that walks every event and the wording path; (instances resumed, instances) or
+    (-1, 0) for a program that does not pass the structure checks."""
+    program = parse_module(text).kernels[0] if isinstance(text, str) else text
     ctx = PassContext(program)
     check_structure(ctx)
     if not ctx.ok:
@@ -239,7 +241,7 @@ def _differ(text: str, order: str, seed: int) -> tuple[int, int]:
 STATS = {"programs": 0, "instances": 0, "resumed": 0, "clean": 0}
 
 
-@settings(max_examples=300, deadline=None, database=None,
+@settings(max_examples=600, deadline=None, database=None,
           suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 2 ** 32), st.sampled_from(["sweep", "shuffled", "up"]))
 def test_resumed_fast_path_agrees_on_random_pipe_texts(seed, order):
@@ -248,6 +250,16 @@ def test_resumed_fast_path_agrees_on_random_pipe_texts(seed, order):
         STATS["programs"] += 1
         STATS["instances"] += n
         STATS["resumed"] += resumed
+
+
+@settings(max_examples=150, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(st.one_of(protocols(fault=True, domains=True), mutated()), st.integers(0, 2 ** 16),
+       st.sampled_from(["sweep", "shuffled"]))
+def test_resumed_fast_path_agrees_on_generated_protocols_with_domains(program, seed, order):
+    """tests/protocol_gen.py's protocols with misplaced accesses and other param domains
+    (negative values, upper bounds, C remainders), in the sweep's order and shuffled."""
+    _differ(program, order, seed)
 
 
 def test_random_pipe_texts_resume():
