@@ -31,8 +31,8 @@ from .params import is_placeholder
 from .values import Aff, Data, KernelArg, Sym
 
 #: the element types a pointer of no known type may have, a float standing for every float type
-#: (an int1 is compared zero-extended, as 0 or 1: frontend/load_types.py's
-#: loop bounds widen it by sign extension)
+#: (an int1 is compared zero-extended, as 0 or 1; a loop bound widens it by sign extension:
+#: BOUNDS)
 NARROW = {"int1": (0, 1), "int8": (-(1 << 7), (1 << 7) - 1),
           "int16": (-(1 << 15), (1 << 15) - 1), "uint8": (0, (1 << 8) - 1),
           "uint16": (0, (1 << 16) - 1)}
