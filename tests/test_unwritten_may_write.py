@@ -86,7 +86,7 @@ if tl.load(flag_ptr + i) != 0:
     {STORE_T}
 """
 DATA_WHILE = f"""
-n = tl.load(flag_ptr + i)
+n = tl.load(flag_ptr + i).to(tl.int32)  # an integer counter whatever flag_ptr points to
 while n > 0:
     {STORE_T}
     n -= 1
