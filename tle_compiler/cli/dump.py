@@ -811,12 +811,8 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
         kir = replace(kir, partitions=tuple(
             replace(p, regs=MIN_REGS) if not p.default and p.regs is None else p
             for p in kir.partitions))
-    from .constexprs import over_config
-
-    config = loaded.defaults.get(name, {})
-    cx = over_config(config, lowering_constexprs(loaded, name, fixed))
+    cx, sig, typed = _translation_types(name, loaded, fixed)
     missing = [p.name for p in kir.params if p.constexpr and p.name not in cx]
-    sig = dict(loaded.signatures.get(name) or {})
     if missing:
         rep.not_translated = (f"no value for constexpr {', '.join(missing)} (the lowering "
                               f"translates a kernel for its constexprs' values: give them in "
@@ -827,11 +823,7 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
             rep.not_translated = None
             _reject(rep, other, "lowering")
         return
-    if any(n in config and config[n] != v for n, v in cx.items()) and \
-            any(str(t).startswith("tensordesc") for t in sig.values()):
-        # another configuration than DEFAULT_CONFIG's: the descriptor boxes it gives are its
-        # own shapes' (_check_signature), a launch's are others
-        sig = {}
+    sig = typed
     try:
         ahead = _AHEAD.pop(_ahead_key(path, info, kir, rep.program, cx, sig,
                                       _params_of(rep.program, fixed), bound), None)
@@ -874,6 +866,25 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
             _reject(rep, e, "lowering" if e.check in (UNTYPED, None, "") else None)
 
 
+def _translation_types(name: str, loaded: Loaded, fixed: dict[str, int]) \
+        -> tuple[dict, dict, dict]:
+    """What kernel ``name`` is translated with, as --gluon lowers it: its constexprs
+    (DEFAULT_CONFIG's, with those the kernel was read specialised to and the --param values in
+    their place), DEFAULT_CONFIG's signature, and that signature as the translation takes it."""
+    from .constexprs import over_config
+
+    config = loaded.defaults.get(name, {})
+    cx = over_config(config, lowering_constexprs(loaded, name, fixed))
+    sig = dict(loaded.signatures.get(name) or {})
+    typed = sig
+    if any(n in config and config[n] != v for n, v in cx.items()) and \
+            any(str(t).startswith("tensordesc") for t in sig.values()):
+        # another configuration than DEFAULT_CONFIG's: the descriptor boxes it gives are its
+        # own shapes' (_check_signature), a launch's are others
+        typed = {}
+    return cx, sig, typed
+
+
 #: translations made ahead of their check (_translate_ahead), by _ahead_key: (the Generated,
 #: None) or (None, what it raised)
 _AHEAD: dict = {}
@@ -905,17 +916,10 @@ def _translate_ahead(rep: KernelReport, path: Path, loaded: Loaded, fixed: dict[
     info = loaded.infos.get(name)
     if info is None or loaded.kirs.get(name) is not None:
         return
-    from .constexprs import over_config
-
     kir = info.kir
-    config = loaded.defaults.get(name, {})
-    cx = over_config(config, lowering_constexprs(loaded, name, fixed))
+    cx, _, sig = _translation_types(name, loaded, fixed)
     if any(p.constexpr and p.name not in cx for p in kir.params):
         return
-    sig = dict(loaded.signatures.get(name) or {})
-    if any(n in config and config[n] != v for n, v in cx.items()) and \
-            any(str(t).startswith("tensordesc") for t in sig.values()):
-        sig = {}
     params = _params_of(rep.program, fixed)
     key = _ahead_key(path, info, kir, rep.program, cx, sig, params, bound)
     if key is None:

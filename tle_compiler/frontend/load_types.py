@@ -45,6 +45,9 @@ SIGNED = frozenset({"int8", "int16", "int32", "int64"})
 BOUNDS = TYPES - {"int1"}
 #: the types in which the arithmetic of an integer of 32 bits or more is the verifier's
 WIDE_INTEGERS = frozenset({"int32", "uint32", "int64", "uint64"})
+#: the types in which arithmetic of the value with Python numbers wraps where the verifier's
+#: integer does (none of 1, 8 or 16 bits): what an event index or loop bound computed so keeps
+NOT_NARROW = TYPES - frozenset(NARROW)
 
 #: arithmetic that may leave an 8- or 16-bit type (a quotient, remainder or right shift of such
 #: a value stays inside it)

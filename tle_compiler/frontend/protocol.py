@@ -52,8 +52,8 @@ from .parsed import per_tree
 from .source_text import read_python
 from .shared_memory import check_bound_shapes
 from .load_signs import first_untyped, unsigned_compare, untyped_source
-from .load_types import NARROW as NARROW_TYPES
-from .load_types import BOUNDS, TYPES, first_float_read, narrow_arithmetic, own_typed
+from .load_types import (BOUNDS, NOT_NARROW, TYPES, first_float_read, narrow_arithmetic,
+                         own_typed)
 from .where_extrema import where_extremum
 from .loop_ends import I32_MAX, I32_MIN, TypedOnly, counter_wraps, why_not_ending
 from .triton_rules import TritonRules
@@ -2234,7 +2234,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             # (an index computed in a narrow load's own type may wrap: `p + n * 4` of an int8
             # n = 63 is p - 4, where `p + n * 2 + n * 2` is p + 252)
             self.note_signed_reading(e.loc, narrow[0], self.narrow_what(
-                narrow, f"the index of {who}.{e.verb}"), frozenset(TYPES - set(NARROW_TYPES)))
+                narrow, f"the index of {who}.{e.verb}"), NOT_NARROW)
         if isinstance(recv, WriterRef):
             ev = Event(e.verb, recv.pipe, index, None, None, e.loc)
         else:
@@ -3757,8 +3757,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             start, stop, step = bounds  # type: ignore[misc]
             if runtime and narrow is not None:
                 self.note_signed_reading(s.loc, narrow[0], self.narrow_what(
-                    narrow, "a bound of a loop of pipe events"), frozenset(TYPES - set(
-                        NARROW_TYPES)))
+                    narrow, "a bound of a loop of pipe events"), NOT_NARROW)
             elif runtime and boolean is not None:
                 # a bound of the value itself is sign-extended where it is an int1, any other
                 # read of it zero-extended: noted where the kernel reads it both ways (analyse)
@@ -3975,7 +3974,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         narrow = narrow_arithmetic(self, cond)
         if narrow is not None:
             pointer = pointer or narrow[0]
-            holds -= set(NARROW_TYPES)
+            holds &= NOT_NARROW
             whats.append(self.narrow_what(narrow, "a value pipe events depend on" if ph else
                                           "a condition around pipe events"))
         if whats:

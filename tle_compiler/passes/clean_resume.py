@@ -27,6 +27,8 @@ from ..ir.nodes import walk_accesses, walk_events
 
 #: how many clean instances are kept to resume from (the sweep's order needs the one before last)
 KEPT = 4
+#: the smallest index noted for a field on a slot before any write of it (above every index)
+NEVER = float("inf")
 
 
 def partition_local(checker) -> bool:
@@ -64,7 +66,7 @@ class CleanState:
         st.closed = [False] * n_pipes
         st.once = set()
         st.fills = {}
-        st.least = [float("inf")] * (n_fields * nw)
+        st.least = [NEVER] * (n_fields * nw)
         st.mask = [0] * nr
         st.masks = [[] for _ in range(nr)]
         st.wrote = {}

@@ -891,9 +891,6 @@ def is_filled(fills: dict, key, ordinal: int, index: int) -> bool:
     return at >= 0 and points[at][1] <= index
 
 
-#: the smallest index noted for a field on a slot before any write of it (above every index)
-_NEVER = float("inf")
-
 
 def all_filled(points: Optional[list[tuple[int, int]]], ordinals: Sequence[int],
                indices: list[int]) -> bool:
