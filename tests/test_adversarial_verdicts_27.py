@@ -526,9 +526,6 @@ DECLARED = {
     "scope cluster": (
         "", "    a = tle.pipe(capacity=2, scope='cluster', tile=tle.gpu.alloc([2, 64], "
             "tl.float32))\n    b = a\n", "scope must be \"cta\""),
-    "capacity from a constexpr": (
-        "", "    a = tle.pipe(capacity=C, tile=tle.gpu.alloc([C, 64], tl.float32))\n    b = a\n",
-        "capacity must be an integer >= 1"),
     "one_shot from a comparison": (
         "", "    a = tle.pipe(capacity=1, one_shot=C > 2, tile=tle.gpu.alloc([1, 64], "
             "tl.float32))\n    b = a\n", "one_shot must be True or False"),

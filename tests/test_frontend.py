@@ -715,7 +715,7 @@ def k(NK):
     "capacity-not-constant": '''
 @tle.jit
 def k(NK, S: tl.constexpr):
-    p = tle.pipe(capacity=S, x=tle.gpu.alloc([2, 4], tl.float32))  # error: capacity must be an integer >= 1 (a literal or a module-level constant), got `S`
+    p = tle.pipe(capacity=NK, x=tle.gpu.alloc([2, 4], tl.float32))  # error: capacity must be an integer >= 1 (a literal, a module-level constant or an expression of the kernel's constexpr parameters), got `NK`
     tle.gpu.warp_specialize([(f, (p, NK)), (g, (p, NK))], [4], [200])
 ''',
     "readers-list": '''

@@ -35,7 +35,8 @@ from ..ir import kernel as K
 from ..ir.nodes import Loc, Module, walk_events
 from ..language.gpu import SharedBuffer
 from .budgets import with_budgets
-from .build import Built, build
+from .build import Built, CapacityOfConstexprs, build
+from .config_literal import decode_config, kernel_entry
 from .context import FieldSpec, PipeInfo
 from .import_order import import_failure, parse_python
 from .kernel import KernelInfo, PartitionInfo, jit_decorator, kernel_params
@@ -80,9 +81,12 @@ class _Reading:
     the kernel is built, so that the KIR, which the lowering translates, holds only the branch
     that runs, as the protocol view does; such a binding reads a KIR built for it."""
 
-    def __init__(self, built: Built, path: str, text: Optional[str] = None,
-                 name: Optional[str] = None):
+    def __init__(self, built: Optional[Built], path: str, text: Optional[str] = None,
+                 name: Optional[str] = None, pending: Optional[CapacityOfConstexprs] = None):
+        #: the generic build; None for a kernel that exists only with constexprs bound (a pipe
+        #: capacity read from them: ``pending``, raised for a binding that lacks one of them)
         self.built = built
+        self.pending = pending
         self.path = path
         self.text = text
         self.name = name
@@ -91,18 +95,45 @@ class _Reading:
         #: why Python cannot import the file (import_order.import_failure), False when it can,
         #: None until a kernel is read
         self.import_failure: Optional[Union[TleError, bool]] = None
-        self.branching = _branching_constexprs(built)
-        self.constexprs = frozenset(p.name for _, k in built.kernels for p in k.params
-                                    if p.constexpr)
-        # the imported modules it read, with what their files were then
-        self.stamps = {m_path: _stamp(m_path) for m_path in built.cache.modules
-                       if m_path != os.path.abspath(path)}
+        if built is None:
+            # every build binds the capacity's constexprs (folded like an `if` around TMA
+            # copies: the KIR holds the number); the others are learnt from the first build
+            self.branching = frozenset(pending.names)
+            self.constexprs = frozenset(pending.names)
+            self.stamps: dict = {}
+        else:
+            self.branching = _branching_constexprs(built)
+            self.constexprs = frozenset(p.name for _, k in built.kernels for p in k.params
+                                        if p.constexpr)
+            self.stamps = self.stamps_of(built)
+
+    def stamps_of(self, built: Built) -> dict:
+        """The imported modules ``built`` read, with what their files were then."""
+        return {m_path: _stamp(m_path) for m_path in built.cache.modules
+                if m_path != os.path.abspath(self.path)}
+
+    def generic(self) -> Built:
+        """The generic build; for a kernel that has none (a pipe capacity read from constexprs),
+        its build with DEFAULT_CONFIG's values of them, which carries what every build of the
+        file does (the config itself, the kernels' names); :class:`CapacityOfConstexprs` without
+        such values."""
+        if self.built is not None:
+            return self.built
+        cfg, _ = kernel_entry(decode_config(self.pending.config), self.pending.kernel)
+        values = cfg.get("constexprs") if isinstance(cfg, dict) else None
+        if not isinstance(values, dict) or not all(
+                type(values.get(n)) is int for n in self.pending.names):
+            raise self.pending
+        return self.built_for({n: values[n] for n in self.pending.names})
 
     def fresh(self) -> bool:
         return all(_stamp(p) == s for p, s in self.stamps.items())
 
     def kernel_infos(self, bind: Optional[dict]) -> list[KernelInfo]:
         key = tuple(sorted((bind or {}).items()))
+        if self.pending is not None and not all(
+                type((bind or {}).get(n)) is int for n in self.pending.names):
+            raise self.pending
         if key not in self.infos:
             built = self.built_for(bind or {})
             infos = [_kernel_info(built, fdef, kern, self.path, bind)
@@ -135,9 +166,24 @@ class _Reading:
         fold = tuple(sorted((n, v) for n, v in bind.items()
                             if n in self.branching or (every and n in self.constexprs)))
         if not fold:
-            return self.built
+            return self.generic()
         if fold not in self.folded:
-            self.folded[fold] = build(self.path, self.name, bind=dict(fold), text=self.text)
+            built = build(self.path, self.name, bind=dict(fold), text=self.text)
+            if self.built is None and not self.folded:
+                # the first build of a kernel with no generic one: its imports and the rest of
+                # its constexprs (a capacity's are folded in every build)
+                self.stamps = self.stamps_of(built)
+                self.branching = self.branching | _branching_constexprs(built)
+                self.constexprs = frozenset(p.name for _, k in built.kernels for p in k.params
+                                            if p.constexpr)
+                self.folded[fold] = built
+                fold = tuple(sorted((n, v) for n, v in bind.items()
+                                    if n in self.branching or (every and n in self.constexprs)))
+                if fold not in self.folded:
+                    self.folded[fold] = build(self.path, self.name, bind=dict(fold),
+                                              text=self.text)
+                return self.folded[fold]
+            self.folded[fold] = built
         return self.folded[fold]
 
 
@@ -253,7 +299,10 @@ def _reading(text: str, path: str, name: Optional[str]) -> _Reading:
     if hit is not None and hit.fresh():
         _READINGS.move_to_end(key)
         return hit
-    r = _Reading(build(path, name, text=text), path, text, name)
+    try:
+        r = _Reading(build(path, name, text=text), path, text, name)
+    except CapacityOfConstexprs as e:
+        r = _Reading(None, path, text, name, pending=e)
     _READINGS[key] = r
     while len(_READINGS) > _CACHE_SIZE:
         _READINGS.popitem(last=False)
@@ -299,7 +348,7 @@ def read_kir(path: PathLike, text: Optional[str] = None, name: Optional[str] = N
     objects :func:`read_kernels` of the same arguments carries in ``KernelInfo.kir``, whatever
     constexpr binding it reads them with."""
     p = os.fspath(path)
-    return [k for _, k in _reading(_read_text(p) if text is None else text, p, name).built.kernels]
+    return [k for _, k in _reading(_read_text(p) if text is None else text, p, name).generic().kernels]
 
 
 def kernel_signature(path: PathLike, name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

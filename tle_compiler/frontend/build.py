@@ -539,6 +539,20 @@ class ModuleCache:
 # compile-time values a name can hold
 
 
+class CapacityOfConstexprs(TleError):
+    """A pipe's capacity read from constexpr parameters that the build has no value of
+    (``tle.pipe(capacity=STAGES, ...)`` in the generic build): the kernel's KIR exists only
+    with ``names`` bound (frontend/ast_reader.py builds it so, per binding). A check of
+    SPECIALIZABLE, so that tle-dump and a compile or launch read the kernel specialised."""
+
+    def __init__(self, message: str, loc: Loc, names: tuple, kernel: str = "",
+                 config: object = None):
+        super().__init__(message, loc, check="constexpr-operand")
+        self.names = names
+        self.kernel = kernel   # the kernel's name
+        self.config = config   # its file's DEFAULT_CONFIG, encoded (Module.default_config)
+
+
 @record
 class Static:
     """What the builder knows statically about a value: a module path (``tl.load``), a helper
@@ -3328,6 +3342,8 @@ class Builder(BuildRules, ConstexprRules):
                 lit = self.literal(kwn.value)
                 if kwn.arg == "capacity":
                     capacity = lit
+                    if isinstance(lit, Unevaluated):
+                        self.capacity_of_constexprs(kwn.value)
                 elif kwn.arg == "name" and lit is None:
                     pass  # name=None: the variable's name
                 else:
@@ -3375,6 +3391,32 @@ class Builder(BuildRules, ConstexprRules):
                           checked.one_shot, self.loc(node), named=checked.named)
         self.pipes[checked.name] = decl
         return decl
+
+    def capacity_of_constexprs(self, node: ast.expr) -> None:
+        """A capacity that is no literal but reads constexpr parameters of the kernel
+        (``tle.pipe(capacity=STAGES, ...)``, ``STAGES + 1``) is a number once they are: the
+        reading stops with a check of SPECIALIZABLE, so that tle-dump (with DEFAULT_CONFIG's
+        values or a --param) and a compile or launch (with the values it is given) read the kernel
+        again specialised to them, where the capacity is an integer the declaration rules check.
+        Anything else is left to those rules (a runtime value: ``bad-pipe``)."""
+        try:
+            e = self.value(node)
+        except TleError:
+            return
+        names = [n.id for n in K.walk_expr(e)
+                 if isinstance(n, K.Name) and n.id in self.constexpr_params]
+        runtime = [n.id for n in K.walk_expr(e)
+                   if isinstance(n, K.Name) and n.id not in self.constexpr_params]
+        if names and not runtime:
+            listed = ", ".join(dict.fromkeys(names))
+            first = next(iter(dict.fromkeys(names)))
+            raise CapacityOfConstexprs(
+                f"pipe capacity `{ast.unparse(node)}` is read from constexpr {listed}: give "
+                f"{'it a value' if len(set(names)) == 1 else 'them values'} (DEFAULT_CONFIG's "
+                f"\"constexprs\", tle-dump --param {first}=..., or a launch's), with which the "
+                f"kernel is read specialised, verified and lowered",
+                self.loc(node), tuple(dict.fromkeys(names)), self.kernel_name,
+                self.frames[0].module.default_config)
 
     def make_reader(self, decl: K.PipeDecl, node: ast.Call) -> K.Handle:
         """``pipe.reader(name=None, fields=None)``: the language's rules (validate_reader), and

@@ -75,8 +75,9 @@ def validate_pipe(*, capacity: object, scope: object = "cta", name: object = Non
         raise err(f"pipe name must be an identifier string, got {describe(name)}", "name")
     what = f"pipe '{name}'"
     if not _is_int(capacity) or capacity < 1:
-        raise err(f"{what}: capacity must be an integer >= 1 (a literal or a module-level "
-                  f"constant), got {describe(capacity)}", "capacity")
+        raise err(f"{what}: capacity must be an integer >= 1 (a literal, a module-level "
+                  f"constant or an expression of the kernel's constexpr parameters), got "
+                  f"{describe(capacity)}", "capacity")
     if scope not in SCOPES:
         raise err(f"{what}: scope must be \"cta\" (the only scope of this version), got "
                   f"{describe(scope)}", "scope")

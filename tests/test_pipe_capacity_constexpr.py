@@ -1,0 +1,147 @@
+"""A pipe's capacity read from the kernel's constexpr parameters (``tle.pipe(capacity=STAGES,
+...)``, ``STAGES + 1``): the kernel is read specialised to their values (DEFAULT_CONFIG's, a
+``--param``'s, a compile's or a launch's), verified and lowered with that capacity, and the
+verdict names the values. Without a value it is refused at the capacity, naming the constexpr;
+a runtime value is refused as before. What a proof at one value must not claim for another
+is checked at both: a ring that needs two free slots deadlocks at capacity 1.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tle_compiler.diagnostics import TleError
+from tle_compiler.frontend.ast_reader import kernels_of_source
+from tle_compiler.lowering.compile import gluon_source
+
+from .adversarial_support import dump, expect, write_kernel
+
+KERNEL = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit(num_warps=4)
+def k(x_ptr, y_ptr, N, STAGES: tl.constexpr):
+    tle.assume(N >= 0)
+    p = tle.pipe(capacity=CAP, t=tle.gpu.alloc([DIM, 64], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, x_ptr, N)), (cons, (p, y_ptr, N))], [4], [64])
+
+
+def prod(p, x_ptr, N):
+    w = p.writer()
+    for i in range(N):
+WRITER
+
+
+def cons(p, y_ptr, N):
+    r = p.reader()
+    for i in range(N):
+        for j in range(2):
+            s = r.wait(2 * i + j)
+            tl.store(y_ptr + (2 * i + j) * 64 + tl.arange(0, 64),
+                     tl.load(tle.gpu.local_ptr(s.slot.t)))
+            r.release(2 * i + j)
+CONFIG'''
+
+# one slot at a time: safe at every capacity
+ONE_AT_A_TIME = '''        for j in range(2):
+            s = w.acquire(2 * i + j)
+            tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + (2 * i + j) * 64 + tl.arange(0, 64)))
+            w.commit(2 * i + j)'''
+
+# two slots held at once before either is committed: deadlocks at capacity 1
+TWO_HELD = '''        s0 = w.acquire(2 * i)
+        s1 = w.acquire(2 * i + 1)
+        tl.store(tle.gpu.local_ptr(s0.t), tl.load(x_ptr + 2 * i * 64 + tl.arange(0, 64)))
+        tl.store(tle.gpu.local_ptr(s1.t), tl.load(x_ptr + (2 * i + 1) * 64 + tl.arange(0, 64)))
+        w.commit(2 * i)
+        w.commit(2 * i + 1)'''
+
+CONFIG = '''
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32",
+                                "STAGES": "constexpr"},
+                  "constexprs": {"STAGES": VALUE}, "num_warps": 4}
+'''
+
+
+def kernel(writer: str = ONE_AT_A_TIME, cap: str = "STAGES", dim: str = "STAGES",
+           value=2) -> str:
+    config = "" if value is None else CONFIG.replace("VALUE", str(value))
+    return (KERNEL.replace("CAP", cap).replace("DIM", dim).replace("WRITER", writer)
+            .replace("CONFIG", config))
+
+
+def test_verified_with_default_configs_value_and_named(tmp_path, capsys):
+    code, err = dump(tmp_path, capsys, kernel())
+    expect(code, err, "verified")
+    assert "with STAGES = 2 (read specialised)" in err
+    assert "read specialised to STAGES=2" in err
+
+
+@pytest.mark.parametrize("stages", [1, 3, 4])
+def test_param_value_is_the_capacity_verified_and_lowered(tmp_path, capsys, stages):
+    path = write_kernel(tmp_path, kernel())
+    code, err = dump(tmp_path, capsys, kernel(), "--param", f"STAGES={stages}")
+    expect(code, err, "verified")
+    assert f"with STAGES = {stages} (read specialised)" in err
+    info, = kernels_of_source(path.read_text(), str(path), bind={"STAGES": stages})
+    assert info.program.pipes[0].capacity == stages
+    src = gluon_source((str(path), "k"), constexprs={"STAGES": stages}).source
+    # the slot buffer and both barrier arrays have one entry per stage
+    assert f"gl.allocate_shared_memory(gl.float32, [{stages}, 64]" in src
+    assert src.count(f"gl.allocate_shared_memory(gl.int64, [{stages}, 1]") == 2
+
+
+def test_expression_of_constexprs(tmp_path, capsys):
+    text = kernel(cap="STAGES + 1", dim="STAGES + 1")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    path = write_kernel(tmp_path, text)
+    info, = kernels_of_source(text, str(path), bind={"STAGES": 2})
+    assert info.program.pipes[0].capacity == 3
+
+
+def test_a_value_that_deadlocks_is_rejected_and_not_lowered(tmp_path, capsys):
+    """Holding two slots before committing either needs capacity 2: verified at STAGES = 2,
+    rejected at 1, and a compile with STAGES = 1 does not lower the proof made at 2."""
+    text = kernel(writer=TWO_HELD)
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, text, "--param", "STAGES=1")
+    expect(code, err, ("rejected", "deadlock"))
+    code, err = dump(tmp_path, capsys, kernel(writer=TWO_HELD, value=1))
+    expect(code, err, ("rejected", "deadlock"))
+    path = write_kernel(tmp_path, text)
+    with pytest.raises(TleError):
+        gluon_source((str(path), "k"), constexprs={"STAGES": 1})
+    assert "[2, 64]" in gluon_source((str(path), "k"), constexprs={"STAGES": 2}).source
+
+
+def test_no_value_is_refused_naming_the_constexpr(tmp_path, capsys):
+    code, err = dump(tmp_path, capsys, kernel(value=None))
+    expect(code, err, ("rejected", "[constexpr-operand]", "is read from constexpr STAGES",
+                       "--param STAGES="))
+    assert ":8:" in err  # the declaration's line
+
+
+def test_generic_reading_stops_so_a_launch_reads_it_specialised(tmp_path):
+    path = write_kernel(tmp_path, kernel())
+    with pytest.raises(TleError) as e:
+        kernels_of_source(path.read_text(), str(path))
+    assert e.value.check == "constexpr-operand"  # in SPECIALIZABLE: read again with values
+    info, = kernels_of_source(path.read_text(), str(path), bind={"STAGES": 5})
+    assert info.program.pipes[0].capacity == 5
+
+
+def test_slot_dim_that_does_not_follow_the_capacity_is_refused(tmp_path, capsys):
+    code, err = dump(tmp_path, capsys, kernel(dim="2"), "--param", "STAGES=3")
+    assert ": verified for " not in err
+    assert code != 0
+    assert "capacity" in err
+
+
+@pytest.mark.parametrize("cap", ["N", "x_ptr"])
+def test_runtime_capacity_is_still_refused(tmp_path, capsys, cap):
+    code, err = dump(tmp_path, capsys, kernel(cap=cap))
+    expect(code, err, ("rejected", "[bad-pipe]", "capacity must be an integer >= 1"))
