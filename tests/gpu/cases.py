@@ -46,11 +46,14 @@ def _exact(got: torch.Tensor, want: torch.Tensor, what: str) -> None:
 
 
 def check_ring(mod, device: str, capacity: int, n: int, programs: int = 2) -> None:
-    """spsc_ring: y[p, t] == x[p, t] for every program p and tile t < n."""
-    kernel = getattr(mod, mod.KERNELS[capacity])
+    """spsc_ring: y[p, t] == x[p, t] for every program p and tile t < n. ring_stages (one kernel
+    whose capacity is its constexpr STAGES): the same, launched with STAGES=capacity."""
     x = _ints((programs, max(n, 1), BM, BN), 1000 + 10 * capacity + n, device)
     y = _poison(x.shape, device)
-    kernel[(programs,)](x, y, n)
+    if hasattr(mod, "KERNELS"):
+        getattr(mod, mod.KERNELS[capacity])[(programs,)](x, y, n)
+    else:
+        mod.ring_stages[(programs,)](x, y, n, STAGES=capacity)
     _sync(device)
     if n == 0:
         _exact(y, _poison(x.shape, device), f"ring capacity {capacity}, 0 tiles (nothing written)")

@@ -27,6 +27,14 @@ def test_spsc_ring_copy(capacity, trips):
     cases.check_ring(_mod("spsc_ring"), DEVICE, capacity, n)
 
 
+@pytest.mark.parametrize("capacity", [1, 2, 3, 4])
+@pytest.mark.parametrize("trips", ["0", "1", "C+1", "1000"])
+def test_ring_of_constexpr_capacity_copy(capacity, trips):
+    """ring_stages: capacity=STAGES, lowered per launch with the launch's STAGES."""
+    n = {"C+1": capacity + 1}.get(trips) or int(trips)
+    cases.check_ring(_mod("ring_stages"), DEVICE, capacity, n)
+
+
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 64])
 def test_spmc_two_readers_with_views_and_late_release(n):
     cases.check_spmc2(_mod("spmc"), DEVICE, n)

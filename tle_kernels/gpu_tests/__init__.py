@@ -10,6 +10,7 @@ its name). ``tle-dump FILE`` verifies each.
 module             what a run checks
 =================  =========================================================================
 spsc_ring          int32 64x64 tiles copied through an SPSC ring of capacity 1, 2, 3 or 4
+ring_stages        the same ring with capacity=STAGES, a constexpr: lowered per launch's STAGES
 spmc               2 and 3 readers with field views; one reader releases late
 one_shot           a tile staged once (one_shot) and read by two readers, beside a stream
 close              close(N) after N tiles: is_closed is false N times, then true
@@ -25,5 +26,5 @@ slot_overlap       wgmmas in flight while another slot of their ring is stored i
 =================  =========================================================================
 """
 
-MODULES = ("spsc_ring", "spmc", "one_shot", "close", "chain", "seesaw", "attention", "acc_store",
+MODULES = ("spsc_ring", "ring_stages", "spmc", "one_shot", "close", "chain", "seesaw", "attention", "acc_store",
            "tma_ring", "slot_overlap")
