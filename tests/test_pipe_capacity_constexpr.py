@@ -145,3 +145,39 @@ def test_slot_dim_that_does_not_follow_the_capacity_is_refused(tmp_path, capsys)
 def test_runtime_capacity_is_still_refused(tmp_path, capsys, cap):
     code, err = dump(tmp_path, capsys, kernel(cap=cap))
     expect(code, err, ("rejected", "[bad-pipe]", "capacity must be an integer >= 1"))
+
+
+HELPER = '''
+def mk(PARAM):
+    return tle.pipe(capacity=PARAM, name="p", t=tle.gpu.alloc([PARAM, 64], tl.float32))
+'''
+
+
+@pytest.mark.parametrize("param,arg,stages", [
+    ("C", "STAGES", 2),            # a helper's parameter given the kernel's constexpr
+    ("C: tl.constexpr", "STAGES", 2),
+    ("STAGES", "STAGES + 1", 3),   # the helper's own STAGES, one more than the kernel's
+])
+def test_pipe_declared_in_a_helper_from_a_constexpr(tmp_path, capsys, param, arg, stages):
+    text = kernel().replace(
+        "    p = tle.pipe(capacity=STAGES, t=tle.gpu.alloc([STAGES, 64], tl.float32))\n",
+        f"    p = mk({arg})\n").replace("\n\ndef prod(", HELPER.replace("PARAM", param.split(":")[0])
+                                     .replace("def mk(" + param.split(":")[0], "def mk(" + param)
+                                     + "\n\ndef prod(")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    path = write_kernel(tmp_path, text)
+    info, = kernels_of_source(text, str(path), bind={"STAGES": 2})
+    assert info.program.pipes[0].capacity == stages
+    src = gluon_source((str(path), "k"), constexprs={"STAGES": 2}).source
+    assert f"gl.allocate_shared_memory(gl.float32, [{stages}, 64]" in src
+    assert src.count(f"gl.allocate_shared_memory(gl.int64, [{stages}, 1]") == 2
+
+
+def test_pipe_declared_in_a_helper_from_a_runtime_value_is_refused(tmp_path, capsys):
+    text = kernel().replace(
+        "    p = tle.pipe(capacity=STAGES, t=tle.gpu.alloc([STAGES, 64], tl.float32))\n",
+        "    p = mk(N)\n").replace("\n\ndef prod(", HELPER.replace("PARAM", "STAGES")
+                                 + "\n\ndef prod(")
+    code, err = dump(tmp_path, capsys, text)
+    assert code == 1 and ": verified for " not in err, err

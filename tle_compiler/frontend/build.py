@@ -3343,7 +3343,8 @@ class Builder(BuildRules, ConstexprRules):
                 if kwn.arg == "capacity":
                     capacity = lit
                     if isinstance(lit, Unevaluated):
-                        self.capacity_of_constexprs(kwn.value)
+                        bound = self.capacity_of_constexprs(kwn.value)
+                        capacity = lit if bound is None else bound
                 elif kwn.arg == "name" and lit is None:
                     pass  # name=None: the variable's name
                 else:
@@ -3392,21 +3393,26 @@ class Builder(BuildRules, ConstexprRules):
         self.pipes[checked.name] = decl
         return decl
 
-    def capacity_of_constexprs(self, node: ast.expr) -> None:
+    def capacity_of_constexprs(self, node: ast.expr) -> Optional[object]:
         """A capacity that is no literal but reads constexpr parameters of the kernel
         (``tle.pipe(capacity=STAGES, ...)``, ``STAGES + 1``) is a number once they are: the
         reading stops with a check of SPECIALIZABLE, so that tle-dump (with DEFAULT_CONFIG's
         values or a --param) and a compile or launch (with the values it is given) read the kernel
         again specialised to them, where the capacity is an integer the declaration rules check.
-        Anything else is left to those rules (a runtime value: ``bad-pipe``)."""
+        In a build that binds them, the capacity's value: a helper's parameter given a kernel
+        constexpr (``mk(STAGES)`` declaring ``tle.pipe(capacity=C, ...)``) reads it by the
+        kernel's name, which the build binds. Anything else is left to those rules (None; a
+        runtime value: ``bad-pipe``)."""
         try:
             e = self.value(node)
         except TleError:
-            return
+            return None
         names = [n.id for n in K.walk_expr(e)
                  if isinstance(n, K.Name) and n.id in self.constexpr_params]
         runtime = [n.id for n in K.walk_expr(e)
                    if isinstance(n, K.Name) and n.id not in self.constexpr_params]
+        if names and not runtime and all(type(self.bind.get(n)) is int for n in names):
+            return fold(self.with_bound_constexprs(e))
         if names and not runtime:
             listed = ", ".join(dict.fromkeys(names))
             first = next(iter(dict.fromkeys(names)))
@@ -3417,6 +3423,22 @@ class Builder(BuildRules, ConstexprRules):
                 f"kernel is read specialised, verified and lowered",
                 self.loc(node), tuple(dict.fromkeys(names)), self.kernel_name,
                 self.frames[0].module.default_config)
+
+    def with_bound_constexprs(self, e: K.Expr) -> K.Expr:
+        """``e`` (arithmetic, comparisons, Boolean operators) with each kernel constexpr this
+        build binds replaced by its value."""
+        if isinstance(e, K.Name) and e.id in self.constexpr_params \
+                and type(self.bind.get(e.id)) is int:
+            return K.Const(self.bind[e.id], e.loc)
+        if isinstance(e, (K.BinOp, K.Compare)):
+            return dataclasses.replace(e, lhs=self.with_bound_constexprs(e.lhs),
+                                       rhs=self.with_bound_constexprs(e.rhs))
+        if isinstance(e, K.UnaryOp):
+            return dataclasses.replace(e, operand=self.with_bound_constexprs(e.operand))
+        if isinstance(e, K.BoolOp):
+            return dataclasses.replace(e, items=tuple(self.with_bound_constexprs(x)
+                                                      for x in e.items))
+        return e
 
     def make_reader(self, decl: K.PipeDecl, node: ast.Call) -> K.Handle:
         """``pipe.reader(name=None, fields=None)``: the language's rules (validate_reader), and
