@@ -14,7 +14,7 @@ from tle_compiler.diagnostics import TleError
 from tle_compiler.frontend.ast_reader import kernels_of_source
 from tle_compiler.lowering.compile import gluon_source
 
-from .adversarial_support import dump, expect, write_kernel
+from .adversarial_support import dump, expect, run_dump, write_kernel
 
 KERNEL = '''import triton.language as tl
 import tle_compiler as tle
@@ -181,3 +181,56 @@ def test_pipe_declared_in_a_helper_from_a_runtime_value_is_refused(tmp_path, cap
                                  + "\n\ndef prod(")
     code, err = dump(tmp_path, capsys, text)
     assert code == 1 and ": verified for " not in err, err
+
+
+OTHER = '''
+
+@tle.jit(num_warps=4)
+def NAME(x_ptr, y_ptr, N, STAGES: tl.constexpr):
+    tle.assume(N >= 0)
+    p = tle.pipe(capacity=CAP, t=tle.gpu.alloc([CAP, 64], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, x_ptr, N)), (cons, (p, y_ptr, N))], [4], [64])
+'''
+
+KEYED = '''
+
+SIG = {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32", "STAGES": "constexpr"}
+DEFAULT_CONFIG = {"k": {"signature": SIG_K, "constexprs": {"STAGES": 2}, "num_warps": 4},
+                  "k2": {"signature": SIG_K, "constexprs": {"STAGES": S2}, "num_warps": 4}}
+'''
+
+
+def keyed_file(cap2: str, s2: int) -> str:
+    sig = ('{"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32", "STAGES": "constexpr"}')
+    return (kernel(value=None) + OTHER.replace("NAME", "k2").replace("CAP", cap2)
+            + KEYED.replace("SIG_K", sig).replace("S2", str(s2)))
+
+
+def test_a_file_keyed_by_kernel_reads_each_with_its_own_values(tmp_path, capsys):
+    """One kernel's capacity=STAGES must not make the file's other kernels unreadable: each is
+    read with its own DEFAULT_CONFIG entry (here k2's capacity is a literal)."""
+    code, err = dump(tmp_path, capsys, keyed_file("2", 7))
+    expect(code, err, "verified")
+    assert "k: verified for" in err and "k2: verified for" in err
+    assert "with STAGES = 2 (read specialised)" in err
+    code, err = dump(tmp_path, capsys, keyed_file("2", 7), "--kernel", "k2")
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, keyed_file("STAGES", 2))
+    expect(code, err, "verified")
+
+
+def test_one_constexpr_of_two_values_in_two_kernels_each_with_its_own(tmp_path, capsys):
+    """k's entry gives STAGES 2, k2's 3: each kernel is verified and lowered with its own."""
+    code, err = dump(tmp_path, capsys, keyed_file("STAGES", 3))
+    expect(code, err, "verified")
+    assert "read specialised to k: STAGES=2; k2: STAGES=3" in err
+    assert "k: verified for every value of N (N >= 0), with STAGES = 2" in err
+    assert "k2: verified for every value of N (N >= 0), with STAGES = 3" in err
+    path = write_kernel(tmp_path, keyed_file("STAGES", 3))
+    code, out, err = run_dump(capsys, "--gluon", "--kernel", "k2", str(path))
+    assert code == 0, err
+    assert "gl.allocate_shared_memory(gl.float32, [3, 64]" in out
+    assert "[2, 64]" not in out
+    code, err = dump(tmp_path, capsys, keyed_file("STAGES", 3), "--param", "STAGES=4")
+    expect(code, err, "verified")
+    assert err.count("with STAGES = 4 (read specialised)") == 2

@@ -166,12 +166,17 @@ class Loaded:
     signatures: dict[str, dict] = field(default_factory=dict)
     #: Each kernel's kernel IR by kernel name, for a .kir file (what the lowering translates).
     kirs: dict[str, object] = field(default_factory=dict)
+    #: The constexprs each kernel was read specialised to, by kernel name, where a DEFAULT_CONFIG
+    #: keyed by kernel name gave each its own (``specialised`` then holds the values they agree on).
+    per_kernel: dict[str, dict] = field(default_factory=dict)
 
     def specialised_of(self, kernel: str) -> dict[str, int]:
         """The constexprs this kernel was read specialised to: in a file of several kernels, only
         its own, so that its verdict names no value it does not take."""
         # a .pipe kernel's `constexpr NAME = V` lines (the report of a kernel read specialised)
         own = next((dict(k.constexprs) for k in self.module.kernels if k.name == kernel), {})
+        if kernel in self.per_kernel:
+            return {**own, **self.per_kernel[kernel]}
         names = self.constexprs.get(kernel)
         if names is None:
             return {**own, **self.specialised}
@@ -349,6 +354,9 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
     from ..frontend.ast_reader import kernels_of_source
     from .config import default_config
 
+    keyed = _keyed_configs(path, text)
+    if keyed is not None:
+        return _specialised_per_kernel(path, text, fixed, err, keyed)
     try:
         bind = dict(default_config(str(path), "").get("constexprs", {}))
     except TleError as e:  # no DEFAULT_CONFIG: --param values only
@@ -377,6 +385,91 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
     loaded = _loaded(path, infos, {k: bind[k] for k in bound})
     _check_constexpr_values(loaded, {n: v for n, v in fixed.items() if n in bound})
     print(f"tle-dump: {path}: read specialised to {', '.join(f'{k}={bind[k]}' for k in bound)} "
+          f"({err.message.split(':')[0]} otherwise); the verdict holds for these values only",
+          file=sys.stderr)
+    return loaded
+
+
+def _keyed_configs(path: Path, text: str) -> Optional[dict]:
+    """A DEFAULT_CONFIG keyed by kernel name (a literal dict of dicts, no "signature" of its
+    own), read from the file's text; None for any other (one config for every kernel, none, or
+    one that is no literal: the readings say what is wrong with it)."""
+    import ast
+
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    cfg = None
+    for stmt in tree.body:  # the last binding counts, as Python runs the module
+        target = (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                  else stmt.target if isinstance(stmt, ast.AnnAssign) else None)
+        if isinstance(target, ast.Name) and target.id == "DEFAULT_CONFIG" and stmt.value:
+            try:
+                cfg = ast.literal_eval(stmt.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                cfg = None
+    if isinstance(cfg, dict) and cfg and "signature" not in cfg \
+            and all(isinstance(k, str) and isinstance(v, dict) for k, v in cfg.items()):
+        return cfg
+    return None
+
+
+def _specialised_per_kernel(path: Path, text: str, fixed: dict, err: TleError,
+                            keyed: dict) -> Loaded:
+    """_specialised for a file whose DEFAULT_CONFIG gives each kernel its own constexprs: each
+    kernel read alone, specialised to its own entry's values and the --param values (a kernel
+    that needs none read as it is), so that one kernel's capacity or `if` on a constexpr leaves
+    the file's other kernels readable. One name bound to two values in two kernels is refused:
+    the verdicts name one value per constexpr."""
+    import ast
+
+    from ..frontend.ast_reader import kernels_of_source
+    from ..frontend.kernel import jit_decorator
+    from ..frontend.scope import ModuleScope
+
+    tree = ast.parse(text)
+    scope = ModuleScope(tree, str(path))
+    names = [st.name for st in tree.body
+             if isinstance(st, ast.FunctionDef) and jit_decorator(scope, st)]
+    infos, per_kernel = [], {}
+    for name in dict.fromkeys(names):
+        entry = keyed.get(name, {})
+        own = entry.get("constexprs", {}) if isinstance(entry.get("constexprs"), dict) else {}
+        _refuse_int_as_bool(fixed, own, name)
+        bind = _int_constexprs({**own, **fixed})
+        try:
+            read = kernels_of_source(text, str(path), name=name, bind=bind or None)
+        except TleError as e:
+            defaults = _int_constexprs(own)
+            given = {k: v for k, v in fixed.items() if k in bind and defaults.get(k) != v}
+            if not given:
+                raise
+            try:  # readable with DEFAULT_CONFIG's values: it is the values given it cannot take
+                kernels_of_source(text, str(path), name=name, bind=defaults or None)
+            except TleError:
+                raise e from None
+            shown = ", ".join(f"{n}={v}" for n, v in given.items())
+            raise _Unusable(f"tle-dump: error: --param {shown}: kernel {name} cannot be read "
+                            f"with {'this value' if len(given) == 1 else 'these values'}: "
+                            f"{e.message.splitlines()[0]}{_at_line(e)}") from None
+        for info in read:
+            per_kernel[info.name] = {n: bind[n] for n in info.constexprs if n in bind}
+        infos.extend(read)
+    if not any(per_kernel.values()):
+        raise err
+    values: dict[str, set] = {}
+    for kb in per_kernel.values():
+        for n, v in kb.items():
+            values.setdefault(n, set()).add(v)
+    agreed = {n: next(iter(vs)) for n, vs in sorted(values.items()) if len(vs) == 1}
+    loaded = _loaded(path, infos, agreed)
+    loaded.per_kernel = per_kernel
+    _check_constexpr_values(loaded, {n: v for n, v in fixed.items() if n in values})
+    shown = ", ".join(f"{n}={v}" for n, v in agreed.items())
+    split = [f"{k}: " + ", ".join(f"{n}={v}" for n, v in kb.items() if n not in agreed)
+             for k, kb in per_kernel.items() if any(n not in agreed for n in kb)]
+    print(f"tle-dump: {path}: read specialised to {'; '.join(filter(None, [shown, *split]))} "
           f"({err.message.split(':')[0]} otherwise); the verdict holds for these values only",
           file=sys.stderr)
     return loaded

@@ -80,7 +80,7 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, ch
     for prog in loaded.module.kernels:
         if args.kernel and prog.name not in args.kernel:
             continue
-        constexprs = dict(loaded.specialised)
+        constexprs = dict(loaded.per_kernel.get(prog.name, loaded.specialised))
         if any(n in names for n in SPECIALISED_PASSES):
             # as --gluon (lowering/dumping.py lowered): DEFAULT_CONFIG's values, replaced by those
             # the kernel was verified with; no DEFAULT_CONFIG (loaded.defaults has none): the
