@@ -234,3 +234,63 @@ def test_one_constexpr_of_two_values_in_two_kernels_each_with_its_own(tmp_path, 
     code, err = dump(tmp_path, capsys, keyed_file("STAGES", 3), "--param", "STAGES=4")
     expect(code, err, "verified")
     assert err.count("with STAGES = 4 (read specialised)") == 2
+
+
+TWO_PIPES = """import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit(num_warps=4)
+def k(x_ptr, y_ptr, N, A: tl.constexpr, B: tl.constexpr):
+    p = tle.pipe(capacity=A, t=tle.gpu.alloc([A, 64], tl.float32))
+    q = tle.pipe(capacity=B, u=tle.gpu.alloc([B, 64], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, q, x_ptr, N)), (cons, (p, q, y_ptr, N))], [4], [64])
+
+
+def prod(p, q, x_ptr, N):
+    w = p.writer()
+    v = q.reader()
+    for i in range(N):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + tl.arange(0, 64)))
+        w.commit(i)
+        r = v.wait(i)
+        tl.store(x_ptr + i * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(r.slot.u)))
+        v.release(i)
+
+
+def cons(p, q, y_ptr, N):
+    r = p.reader()
+    o = q.writer()
+    for i in range(N):
+        s = r.wait(i)
+        x = tl.load(tle.gpu.local_ptr(s.slot.t))
+        r.release(i)
+        t = o.acquire(i)
+        tl.store(tle.gpu.local_ptr(t.u), x + 1)
+        o.commit(i)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32", "A": "constexpr", "B": "constexpr"},
+                  "constexprs": {"A": 2, "B": 3}, "num_warps": 4}
+"""
+
+
+def test_two_pipes_whose_capacities_read_two_constexprs(tmp_path, capsys):
+    """The generic build stops at the first capacity (A); the build binding A then stops at the
+    second (B): every build binds both."""
+    code, err = dump(tmp_path, capsys, TWO_PIPES)
+    expect(code, err, "verified")
+    assert "with A = 2, B = 3 (read specialised)" in err
+    path = write_kernel(tmp_path, TWO_PIPES)
+    src = gluon_source((str(path), "k"), constexprs={"A": 1, "B": 4}).source
+    assert "gl.allocate_shared_memory(gl.float32, [1, 64]" in src
+    assert "gl.allocate_shared_memory(gl.float32, [4, 64]" in src
+    info, = kernels_of_source(TWO_PIPES, str(path), bind={"A": 3, "B": 2})
+    assert [p.capacity for p in info.program.pipes] == [3, 2]
+    without_b = TWO_PIPES.replace('"constexprs": {"A": 2, "B": 3}', '"constexprs": {"A": 2}') \
+        .replace(', "B": "constexpr"}', '}')
+    code, err = dump(tmp_path, capsys, without_b)
+    expect(code, err, ("rejected", "[constexpr-operand]", "is read from constexpr B"))
+    code, err = dump(tmp_path, capsys, without_b, "--param", "B=2")
+    expect(code, err, "verified")

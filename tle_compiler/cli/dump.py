@@ -352,6 +352,8 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
     specialised to ``--param`` values and the file's DEFAULT_CONFIG constexprs (``err`` when there
     are none); the constexprs it binds are no longer params."""
     from ..frontend.ast_reader import kernels_of_source
+    from ..frontend.build import CapacityOfConstexprs
+    from ..frontend.config_literal import decode_config, kernel_entry
     from .config import default_config
 
     keyed = _keyed_configs(path, text)
@@ -359,6 +361,11 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
         return _specialised_per_kernel(path, text, fixed, err, keyed)
     try:
         bind = dict(default_config(str(path), "").get("constexprs", {}))
+    except CapacityOfConstexprs as e:
+        # no build of the file without values for every pipe capacity's constexprs, which its
+        # DEFAULT_CONFIG lacks: the values it has, read from the literal the error carries
+        cfg, _ = kernel_entry(decode_config(e.config), "")
+        bind = dict(cfg.get("constexprs", {})) if isinstance(cfg, dict) else {}
     except TleError as e:  # no DEFAULT_CONFIG: --param values only
         _refuse_contradicting_config(e)
         bind = {}

@@ -121,10 +121,16 @@ class _Reading:
             return self.built
         cfg, _ = kernel_entry(decode_config(self.pending.config), self.pending.kernel)
         values = cfg.get("constexprs") if isinstance(cfg, dict) else None
-        if not isinstance(values, dict) or not all(
-                type(values.get(n)) is int for n in self.pending.names):
-            raise self.pending
-        return self.built_for({n: values[n] for n in self.pending.names})
+        while True:
+            names = self.pending.names
+            if not isinstance(values, dict) or not all(type(values.get(n)) is int
+                                                       for n in names):
+                raise self.pending
+            try:
+                return self.built_for({n: values[n] for n in names})
+            except CapacityOfConstexprs:
+                if self.pending.names == names:  # no other pipe's capacity learnt: as it is
+                    raise
 
     def fresh(self) -> bool:
         return all(_stamp(p) == s for p, s in self.stamps.items())
@@ -168,7 +174,22 @@ class _Reading:
         if not fold:
             return self.generic()
         if fold not in self.folded:
-            built = build(self.path, self.name, bind=dict(fold), text=self.text)
+            try:
+                built = build(self.path, self.name, bind=dict(fold), text=self.text)
+            except CapacityOfConstexprs as e:
+                # another pipe's capacity reads constexprs this fold leaves free (`capacity=Q_S`
+                # beside `capacity=KV_S`): every build binds them too
+                if set(e.names) <= {n for n, _ in fold}:
+                    raise
+                self.pending = CapacityOfConstexprs(e.message, e.loc,
+                                                    tuple(dict.fromkeys(
+                                                        (*self.pending.names, *e.names)))
+                                                    if self.pending else e.names,
+                                                    e.kernel, e.config)
+                self.branching = self.branching | frozenset(e.names)
+                if not all(type(bind.get(n)) is int for n in e.names):
+                    raise self.pending from None
+                return self.built_for(bind, every)
             if self.built is None and not self.folded:
                 # the first build of a kernel with no generic one: its imports and the rest of
                 # its constexprs (a capacity's are folded in every build)
