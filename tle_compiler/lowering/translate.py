@@ -1245,7 +1245,9 @@ class FnTranslator:
 
         res = self._elementwise([x, self.ex(col)], fmt)
         if self.emitting:
-            pack = lazy_scale.pack_for(self.S.layout(res.var), res.shape, x.dtype)
+            # the product's type, as Triton promotes it: a float64 factor makes it float64,
+            # which the float32 helper would compute in the wrong precision (plain multiply)
+            pack = lazy_scale.pack_for(self.S.layout(res.var), res.shape, res.dtype)
             if pack:
                 self.ctx.lazy_scale_packs.add(pack)
                 # the lazy multiply's inline PTX takes the factors as f32 registers: one of
