@@ -14,8 +14,9 @@ Bugs found, one line each (before the fixes that came with this file):
   the float32 lazy helper, the factor rounded to fp32 first (``_tle_scale_rows_lazy32(acc,
   f[:, None].to(gl.float32))``), while Triton's ``acc * f[:, None]`` promotes to float64: the
   kernel stored fp32-rounded products (and a float32 tile where the source has a float64 one);
-  FIXED: the lazy helper is chosen by the product's type as Triton promotes it
-  (lowering/translate.py ``_scale_rows``), so a float64 factor gets the plain float64 multiply.
+  FIXED: the lazy helper is taken only where the product, as Triton promotes it, is of x's type
+  (fp32; lowering/translate.py ``_scale_rows``), so a float64 factor gets the plain float64
+  multiply (and a bf16 tile times a float32 factor, a float32 product, keeps it too).
 
 Checked and held (each pinned below): eager publish with partitions of different warps (an 8-warp
 default writer and a 4-warp reader, cp.async gathers and a closed flag: eager-mixed, 2 x 256
@@ -219,6 +220,20 @@ def test_a_float32_row_factor_keeps_the_lazy_multiply(tmp_path, capsys):
     fn = _attend_fn(gluon_source((str(path), "k")).source)
     assert fn.count("_tle_scale_rows_lazy32(") == 2
     assert "(1.0 / l_i).to(gl.float32)[:, None]" in fn
+
+
+def test_a_16_bit_tile_scaled_by_a_float32_factor_keeps_the_plain_multiply(tmp_path, capsys):
+    """``acc.to(tl.bfloat16) * f[:, None]`` is a float32 product of a bf16 tile: the float32
+    helper, which takes x's registers as f32, is for float32 tiles only."""
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.lowering import gluon_source
+
+    text = attend().replace("out = tle.gpu.scale_rows(acc, (1.0 / l_i).to(tl.float32))",
+                            "out = tle.gpu.scale_rows(acc.to(tl.bfloat16), 1.0 / l_i)")
+    assert "acc.to(tl.bfloat16)" in text
+    path = verified(tmp_path, capsys, text)
+    fn = _attend_fn(gluon_source((str(path), "k")).source)
+    assert "out = (acc.to(gl.bfloat16) * (1.0 / l_i)[:, None])" in fn
 
 
 # ------------------------------------------------------------------ eager publish: warps and counts
