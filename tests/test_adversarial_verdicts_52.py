@@ -30,6 +30,15 @@ pipe (eager); pipelined wgmmas in a ``static_range`` body that release the previ
 copy's slot (retired at the unrolled back-edge); a slot value carried to the next iteration for a
 wgmma to read (refused: which slot is unknown); a TMA copy under a constexpr ``if`` (the reading
 specialised to the DEFAULT_CONFIG value, verified for it).
+
+Tried and held, not pinned: eager arrives of 1-warp partitions; TMA copies spelled through a
+helper, by keyword, into ``w.acquire(i).t`` inline, through a tuple, with the window's index
+written ``i + 1 - 1``, ``0 + i``, ``i * 1`` or through ``j = i`` (each verified, its commit
+expecting the copy's bytes), into a 1-D field; wgmma B operands spelled ``.T``, ``tl.trans(x, 1,
+0)`` and ``x.trans()`` (both proxy fences emitted); a scale_rows read of a carried in-flight
+accumulator (waited first); registers under ``@tle.jit`` budgets that leave the default partition
+more than 256 (Triton sets it 256) and under ``maxnreg`` (Triton balances the setmaxnreg pool
+itself, so no setmaxnreg.inc waits forever).
 """
 
 from __future__ import annotations
