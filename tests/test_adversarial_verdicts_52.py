@@ -359,9 +359,10 @@ DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
 '''
 
 
-@pytest.mark.parametrize("wa,wb,eager,empty", [(4, 4, 2, "count=256)  # p.empty[g0][0] eager = 2 x 128"),
-                                               (8, 8, 2, "count=512)  # p.empty[g0][0] eager = 2 x 256"),
-                                               (4, 2, 1, "count=2)  # p.empty[g0][0] partition")])
+@pytest.mark.parametrize("wa,wb,eager,empty", [
+    (4, 4, 2, "count=256)  # p.empty[g0][0] eager = 2 x 128"),
+    (8, 8, 2, "count=512)  # p.empty[g0][0] eager = 2 x 256"),
+    (4, 2, 1, "count=2)  # p.empty[g0][0] partition")])
 def test_broadcast_readers_release_per_thread_only_when_their_warps_agree(tmp_path, capsys, wa,
                                                                           wb, eager, empty):
     """Readers of one warp count share a per-thread count (2 x their threads); readers of
