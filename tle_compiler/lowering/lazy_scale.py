@@ -28,7 +28,9 @@ ONE_F32 = "0f3F800000"
 
 def pack_for(layout: tuple, shape: Optional[tuple], dtype: Optional[str]) -> Optional[int]:
     """Elements per inline-asm block for ``x`` (None: use the plain multiply): fp32, an NVMMA v3
-    layout with warps [W, 1] over exactly M = 16 W rows (one 16-row tile per warp)."""
+    layout with warps [W, 1] over exactly M = 16 W rows (one 16-row tile per warp). The caller
+    also requires the product ``x * factor[:, None]`` to be of x's type as Triton promotes it (a
+    float64 factor makes it float64)."""
     if dtype not in ("fp32", "float32") or not layout or layout[0] != "mma" or not shape:
         return None
     if len(shape) != 2:

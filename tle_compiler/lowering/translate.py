@@ -1245,7 +1245,11 @@ class FnTranslator:
 
         res = self._elementwise([x, self.ex(col)], fmt)
         if self.emitting:
-            pack = lazy_scale.pack_for(self.S.layout(res.var), res.shape, x.dtype)
+            # x's type must be the product's, as Triton promotes it: a float64 factor makes
+            # the product float64, which the float32 helper would compute in float32 (the
+            # plain multiply then)
+            pack = (lazy_scale.pack_for(self.S.layout(res.var), res.shape, x.dtype)
+                    if res.dtype == x.dtype else None)
             if pack:
                 self.ctx.lazy_scale_packs.add(pack)
                 # the lazy multiply's inline PTX takes the factors as f32 registers: one of
