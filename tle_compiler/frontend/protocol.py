@@ -3454,10 +3454,14 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                            f"constexpr step, and the loop it builds from a runtime one (scf.for) "
                            f"runs no iteration from a start above its stop; write the step as a "
                            f"literal or a constexpr", s, check="bad-loop")
-        if step_c < 0 and not s.static and any(
-                isinstance(x, K.Op) and x.name == "to_tensor" for x in K.walk_expr(s.step)):
+        if step_c < 0 and not s.static and (any(
+                isinstance(x, K.Op) and x.name == "to_tensor" for x in K.walk_expr(s.step))
+                or self.tensor_const(s.step) is not None):
             # `S = -1` then `range(N, 0, S)`: a plain assignment made S a tensor, whose loop
-            # Triton does not reverse (the builder folded S to its value, which it reads through)
+            # Triton does not reverse (the builder folded S to its value, which it reads
+            # through); a name bound more than once (`s = -1` before the loop, `s =
+            # w.acquire(...)` in its body) is not folded and stays a name of tensor_consts,
+            # which the lowered Gluon assigns as a tensor too
             raise self.err(f"the step of `{text}` is negative ({step_c}) and a tensor in Triton "
                            f"3.6 (`{self.src(s.step)}` computes from a number a plain assignment "
                            f"made a tensor): Triton reverses a loop only for a constexpr step, "
