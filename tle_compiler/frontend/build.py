@@ -2692,6 +2692,11 @@ class Builder(BuildRules, ConstexprRules):
             self.static_assert_form(node)
         if short in ("tl.arange", "int", "float"):
             self.constexpr_operands(f"`{ast.unparse(node)}`", list(node.args))
+        elif short in ("tl.program_id", "tl.num_programs"):
+            # the axis: a compile-time 0, 1 or 2 ("program_id axis must be 0, 1, or 2")
+            self.constexpr_operands(f"`{ast.unparse(node)}`",
+                                    [*node.args[:1], *(k.value for k in node.keywords
+                                                       if k.arg == "axis")])
         elif short in ("tl.zeros", "tl.full") and node.args \
                 and isinstance(node.args[0], (ast.List, ast.Tuple)):
             self.constexpr_operands(f"the shape of `{ast.unparse(node)}`",

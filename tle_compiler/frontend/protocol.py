@@ -2742,6 +2742,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             # Triton 3.6 takes the axis of tl.program_id / tl.num_programs as a compile-time 0,
             # 1 or 2 ("program_id axis must be 0, 1, or 2"); `tl.program_id(5)` or
             # `tl.program_id(N)` was a param of domain >= 0, verified, and not compiled
+            # a name bound more than once to a number is an i32 tensor in the lowered Gluon
+            # (as in Triton), which the axis check refuses: `a = 0; a = 0; tl.program_id(a)`
+            for n in node.args[:1]:
+                self.tensor_constexpr(n, f"`{self.src(node)}`", node)
             axis = self.static_int(args[0]) if len(args) == 1 and not kwargs else None
             # (a constexpr parameter read for every value is left to the compile)
             unread = len(args) == 1 and not kwargs and axis is None and isinstance(
