@@ -22,6 +22,14 @@ Bugs found, one line each (before the fixes that came with this file):
   verified as axis 0; Triton 3.6 (and the Gluon) hold the name as an i32 tensor and refuse the
   call; FIXED: refused where Triton takes compile-time operands only (build.py's
   ``constexpr_operands``, protocol's ``tensor_constexpr``), check unsupported-expression.
+- a tl.static_range body that reads a module-level name and then binds that name itself
+  (``for p in range(G): ...; G = 3`` under ``tl.static_range(2)``, module ``G = 4``) was read
+  as the module's value in every iteration and verified beside a reader of 4 + 4 windows;
+  Triton unrolls the loop in one scope, so its second iteration reads the local 3 and the
+  reader waits forever (the lowered Gluon, which renamed the module's G apart, ran 8: what
+  was verified, not what the source means in Triton); FIXED: refused at the read (build.py
+  ``module_read_rebound``), check unsupported-control-flow; a range loop (its body generated
+  once: the module's value each time) and a single-iteration loop keep their verdicts.
 
 Checked and found right (pinned below where a verdict rests on it): ``tl.range`` with loop
 options (refused, by keyword or position; their defaults written out are taken) or ``arg1=`` /
@@ -156,3 +164,56 @@ def test_a_program_id_axis_bound_by_assignment_is_refused(tmp_path, capsys, writ
 ])
 def test_a_constexpr_program_id_axis_stays_verified(tmp_path, capsys, writer):
     expect(*dump(tmp_path, capsys, kernel(writer, PID_READER)), "verified")
+
+
+# ----------------------- a module-level name a tl.static_range body reads, then binds itself
+
+def test_triton_reads_the_local_binding_in_later_unrolled_iterations(tmp_path, monkeypatch):
+    """The oracle: under `tl.static_range(2)` the first iteration's `G` is the module's
+    constexpr 4, the second one's the local `G = 3` (a tensor: the inner tl.static_range
+    refuses it, "int32[] used as tl.static_range start value is not a constexpr"); under a
+    range loop, whose body Triton generates once, both read the module's (4 stores)."""
+    head = "import triton\nimport triton.language as tl\n\nG = tl.constexpr(4)\n\n\n@triton.jit\n"
+    body = ("def k(x_ptr, N, C: tl.constexpr):\n    for i in LOOP(2):\n"
+            "        for p in tl.static_range(G):\n            tl.store(x_ptr + i * 8 + p, 1.0)\n"
+            "        G = 3\n")
+    err = triton_compile_error(tmp_path, monkeypatch,
+                               head + body.replace("LOOP", "tl.static_range"), "r53g1")
+    assert err is not None and "not a constexpr" in str(err), err
+    ttir = triton_ttir(tmp_path, monkeypatch, head + body.replace("LOOP", "range"), "r53g2")
+    assert ttir.count("tt.store") == 4, ttir
+
+
+#: the writer's windows: G of them at 0, then G again at 8, G read before the body binds it
+SHADOWED = loop("for i in LOOP(2):", loop("for p in range(G):", put("i * 8 + p")) + "G = 3\n")
+#: the reader of two runs of four windows (4 and 3 under Triton's unrolling: it waits index 11,
+#: never committed)
+EIGHT = loop("for i in range(2):", loop("for p in range(4):", get("i * 8 + p")))
+
+
+def test_a_module_name_a_static_body_binds_after_reading_it_is_refused(tmp_path, capsys):
+    """Triton runs 4 windows and then 3, and the reader waits index 11 forever. Before:
+    verified, the body read once with the module's G in both iterations (the lowered Gluon
+    renamed the module's G apart from the local, and ran 8)."""
+    code, err = dump(tmp_path, capsys, kernel(SHADOWED.replace("LOOP", "tl.static_range"),
+                                              EIGHT, extra="G = 4\n"))
+    expect(code, err, ("rejected", "[unsupported-control-flow]",
+                       "is read here as the module-level `G`",
+                       "the iterations after the first read that local binding"))
+
+
+@pytest.mark.parametrize("loop_fn,extra", [
+    ("range", "G = 4\n"),                 # the body generated once: the module's G each time
+    ("tl.static_range", "G3 = 4\n"),      # another name for the local
+])
+def test_a_module_name_read_each_iteration_stays_verified(tmp_path, capsys, loop_fn, extra):
+    writer = SHADOWED.replace("LOOP", loop_fn)
+    if extra.startswith("G3"):
+        writer = writer.replace("range(G)", "range(G3)")
+    expect(*dump(tmp_path, capsys, kernel(writer, EIGHT, extra=extra)), "verified")
+
+
+def test_a_single_iteration_static_body_may_bind_the_name_it_read(tmp_path, capsys):
+    writer = loop("for i in tl.static_range(1):", loop("for p in range(G):", put("p"))
+                  + "G = 3\n")
+    expect(*dump(tmp_path, capsys, kernel(writer, FOUR, extra="G = 4\n")), "verified")

@@ -621,6 +621,9 @@ class Frame:
     # names a while loop's body assigns that were not bound before it: the builder puts them
     # in ``env`` (runtime values in the condition) before the body binds them
     placeholders: set = field(default_factory=set)
+    # the module-level names read (no local binding yet) in the body of each tl.static_range
+    # loop being built, innermost last (Builder.module_read_rebound)
+    module_reads: list = field(default_factory=list)
 
     def kir(self, name: str) -> str:
         return self.prefix + name
@@ -822,6 +825,8 @@ class Builder(BuildRules, ConstexprRules):
                 if st.kind == "buffer" and st.value[1] is not None:
                     return K.BufferRef(st.value[1], loc), st
             return K.Name(f.kir(name), loc), st
+        for reads in f.module_reads:
+            reads.setdefault(name, node)
         return self.module_name(f.module, name, node)
 
     def calls_helper(self, node: ast.Call) -> bool:
@@ -1546,6 +1551,7 @@ class Builder(BuildRules, ConstexprRules):
         static_vars = set(self.static_vars)
         if RANGES[path]:
             self.static_vars.add(f.kir(s.target.id))
+            f.module_reads.append({})
         else:
             self.static_vars.discard(f.kir(s.target.id))
         self.depth += 1
@@ -1556,6 +1562,9 @@ class Builder(BuildRules, ConstexprRules):
             self.depth -= 1
             self.loop_depth -= 1
             f.regions.pop()
+            reads = f.module_reads.pop() if RANGES[path] else None
+        if reads:
+            self.module_read_rebound(reads, stored, _trip_count(start, stop, step), s)
             self.static_vars = static_vars
             for name in carried:
                 f.carried.pop(name, None)
@@ -2129,6 +2138,24 @@ class Builder(BuildRules, ConstexprRules):
                            f"it must hold a tuple of {len(names)} runtime values on every path "
                            f"(Triton refuses a name whose type differs between the branches)",
                            node, check="unsupported-control-flow")
+
+    def module_read_rebound(self, reads: dict, stored: set[str], trips: Optional[int],
+                            loop: ast.For) -> None:
+        """Refuse a tl.static_range body that reads a module-level name (``reads``: name -> the
+        read) and then binds that name itself (``stored``), in a loop of more than one
+        iteration: Triton 3.6 unrolls the loop in one scope, so the first iteration reads the
+        module's value and every later one the local binding (`for p in range(G): ...; G = 3`
+        under `tl.static_range(2)` runs 4 then 3 windows of a module G = 4), where the body is
+        built once, reading the module's value (as a range / tl.range loop, whose body Triton
+        generates once, does), and the lowering names the two apart."""
+        if trips is not None and trips < 2:
+            return
+        for name in sorted(set(reads) & stored):
+            raise self.err(f"`{name}` is read here as the module-level `{name}`, and the body of "
+                           f"this tl.static_range loop (line {loop.lineno}) binds `{name}` after "
+                           f"it: Triton unrolls the loop in one scope, so the iterations after "
+                           f"the first read that local binding instead; use another name for "
+                           f"the local", reads[name], check="unsupported-control-flow")
 
     def same_each_iteration(self, before: dict, stored: set[str], loop: ast.stmt) -> None:
         """A name holding a compile-time value (a pipe handle, a pipe, a buffer, a helper) that a
