@@ -217,3 +217,214 @@ def test_a_single_iteration_static_body_may_bind_the_name_it_read(tmp_path, caps
     writer = loop("for i in tl.static_range(1):", loop("for p in range(G):", put("p"))
                   + "G = 3\n")
     expect(*dump(tmp_path, capsys, kernel(writer, FOUR, extra="G = 4\n")), "verified")
+
+
+# ------------------------------------------------------------ the cases tried that held
+
+H_KW = '''
+def put1(w, x_ptr, i, off=0):
+    s = w.acquire(i + off)
+    tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+    w.commit(i + off)
+
+
+def put2(w, x_ptr, i, off=1):
+    put1(w, x_ptr, i, off=off)
+'''
+
+H_DEFAULT = '''
+OFF = 1
+
+
+def put1(w, x_ptr, i, off=OFF):
+    s = w.acquire(i + off)
+    tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+    w.commit(i + off)
+
+
+OFF = 0
+'''
+
+N_WINDOWS = loop("for p in range(N):", get("p"))
+REJECTED = ("rejected",)
+
+#: (writer, reader, extra, the verdict): each a construct of this round, read as Triton does
+HELD = {
+    # C's truncating division of a run-time value: -(N // -2) is N // 2 on the GPU
+    "ceil by a negated division": (loop("for p in range(-(N // -2)):", put("p")),
+                                   loop("for p in range((N + 1) // 2):", get("p")), "",
+                                   ("rejected", "[wait-never-committed]")),
+    # builtin min is tl.minimum of the two (three) values
+    "builtin min against tl.minimum": (loop("for p in range(min(N, 4)):", put("p")),
+                                       loop("for p in range(tl.minimum(N, 5)):", get("p")), "",
+                                       ("rejected", "[wait-never-committed]")),
+    "builtin min of three": (loop("for p in range(min(N, 4, C)):", put("p")),
+                             loop("for p in range(min(N, 4)):", get("p")), "", REJECTED),
+    # the partitions of one CTA see one program id per axis
+    "program ids of two axes": (loop("for p in range(tl.program_id(0)):", put("p")),
+                                loop("for p in range(tl.program_id(1)):", get("p")), "",
+                                REJECTED),
+    "one axis by keyword": (loop("for p in range(tl.program_id(0)):", put("p")),
+                            loop("for p in range(tl.program_id(axis=0)):", get("p")), "",
+                            "verified"),
+    "program id below the count": (loop("if tl.program_id(0) < tl.num_programs(0):", put("0")),
+                                   get("0"), "", "verified"),
+    "the last program skips": (loop("if tl.program_id(0) + 1 < tl.num_programs(0):", put("0")),
+                               get("0"), "", ("rejected", "[wait-never-committed]")),
+    # and / or / not of a run-time integer: Triton bitcasts it to i1 and refuses
+    "and of a runtime integer": (loop("for p in range(N):", loop("if N and p < 3:", put("p"))),
+                                 loop("for p in range(tl.minimum(N, 3)):", get("p")), "",
+                                 ("rejected", "[unsupported-expression]", "bitcast")),
+    "a chained comparison": (loop("for p in range(N):", loop("if 0 < p < 3:", put("p - 1"))),
+                             loop("for p in range(tl.minimum(N, 3) - 1):", get("p")), "",
+                             ("rejected", "[unsupported-expression]", "chained comparison")),
+    # a while loop that is no plain counter may not end
+    "while with or": (loop("for p in range(N):", put("p")),
+                      "k = 0\n" + loop("while k < 10 or C:", "k += 1\ntl.store(y_ptr, 1.0)")
+                      + N_WINDOWS, "", ("rejected", "[endless-loop]")),
+    "for else": (loop("for i in range(N):", put("i")) + "else:\n    tl.store(x_ptr, 1.0)\n",
+                 N_WINDOWS, "", ("rejected", "[unsupported-control-flow]", "for ... else")),
+    "early return before events": ("if N < 2:\n    return\n" + loop("for p in range(N):",
+                                                                   put("p")),
+                                   N_WINDOWS, "", ("rejected", "[unsupported-control-flow]")),
+    # helpers calling helpers, by keyword and with defaults
+    "a keyword passed down": (loop("for p in range(N):", "put2(w, x_ptr, p, off=0)"),
+                              N_WINDOWS, H_KW, "verified"),
+    "a keyword passed down, the reader off by one": (
+        loop("for p in range(N):", "put2(w, x_ptr, p, off=0)"),
+        loop("for p in range(N):", get("p + 1")), H_KW, REJECTED),
+    "a default read again later": (loop("for p in range(N):", "put1(w, x_ptr, p)"),
+                                   N_WINDOWS, H_DEFAULT, ("rejected", "[bad-call]")),
+    # module constants rebound, shadowed locally, constexpr globals
+    "a module constant shadowed locally": (loop("for p in range(G):", put("p")),
+                                           "G = 3\n" + loop("for p in range(G):", get("p")),
+                                           "G = 4\n", ("rejected", "[unconsumed]")),
+    "a module constant rebound by +=": (loop("for p in range(G):", put("p")),
+                                       loop("for p in range(4):", get("p")),
+                                       "G = 3\nG += 1\n", "verified"),
+    "a constexpr global": (loop("for p in range(G):", put("p")), loop("for p in range(3):",
+                                                                       get("p")),
+                           "G = tl.constexpr(4)\n", ("rejected", "[unconsumed]")),
+    # constexpr if / elif chains
+    "an elif chain": ("if C == 1:\n    M = 1\nelif C == 5:\n    M = 2\nelse:\n    M = 3\n"
+                      + loop("for p in range(M):", put("p")),
+                      loop("for p in range(3):", get("p")), "",
+                      ("rejected", "[wait-never-committed]")),
+    # the variable of a tl.static_range after it: its last value
+    "a static variable after its loop": (loop("for i in tl.static_range(3):", put("i"))
+                                         + put("i + 2"), FOUR, "", REJECTED),
+    # a bool loop bound is widened by sign extension
+    "a bool bound": ("b = True\nb = True\n" + loop("for p in range(b):", put("p")),
+                     loop("for p in range(1):", get("p")), "",
+                     ("rejected", "[non-affine-loop]", "sign extension")),
+    # a tuple item cannot be assigned (Triton has no __setitem__)
+    "a tuple item assigned": ("t = (0, N)\nt[1] += 1\n" + loop("for p in range(t[1]):",
+                                                                put("p")),
+                              N_WINDOWS, "", REJECTED),
+    # a negative index of a tuple, a swap
+    "a negative tuple index": ("t = (N + 1, N)\n" + loop("for p in range(t[-1]):", put("p")),
+                               N_WINDOWS, "", "verified"),
+    "a swap": ("a, b = N, N + 1\na, b = b, a\n" + loop("for p in range(a):", put("p")),
+               N_WINDOWS, "", REJECTED),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HELD))
+def test_a_construct_read_as_triton_runs_it(tmp_path, capsys, name):
+    writer, reader, extra, want = HELD[name]
+    expect(*dump(tmp_path, capsys, kernel(writer, reader, extra=extra)), want)
+
+
+#: two partitions storing to o_ptr before their events, unordered: WSTMT against RSTMT
+RACE_RING = '''import triton.language as tl
+import tle_compiler as tle
+import triton
+
+
+@tle.jit
+def k(x_ptr, y_ptr, o_ptr, N, M, C: tl.constexpr):
+    tle.assume(N >= 0)
+BODY    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, o_ptr, N, M, C)),
+                             (consume, (kv, y_ptr, o_ptr, N, M, C))], [4], [232])
+
+
+def produce(kv, x_ptr, o_ptr, N, M, C: tl.constexpr):
+    w = kv.writer()
+WSTMT    for p in range(N):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, o_ptr, N, M, C: tl.constexpr):
+    r = kv.reader()
+RSTMT    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "o_ptr": "*fp32",
+                                "N": "i32", "M": "i32"}, "constexprs": {"C": 5}}
+'''
+
+RACE = ("rejected", "[memory-race]", "can reach the same global address")
+
+#: (the writer's statements, the reader's, the verdict); M is bounded where the name says so
+#: (the kernel body's tle.assume)
+RACES = {
+    # C's division of a negative loop value: (i - 8) // 4 is 0 at i = 5 (Python's -1)
+    "C's division reaches the reader": (
+        "for i in range(8):\n    tl.store(o_ptr + (i - 8) // 4 + 10, 1.0)",
+        "tl.store(o_ptr + 10, 1.0)", RACE),
+    "C's division stays below it": (
+        "for i in range(8):\n    tl.store(o_ptr + (i - 8) // 4 + 10, 1.0)",
+        "tl.store(o_ptr + 11, 1.0)", "verified"),
+    "C's remainder reaches the reader": (
+        "for i in range(8):\n    tl.store(o_ptr + (i - 8) % 4 + 10, 1.0)",
+        "tl.store(o_ptr + 9, 1.0)", RACE),
+    # Python's division of a tl.static_range variable (a constexpr): (0 - 3) // 2 is -2
+    "Python's division of a static variable": (
+        "for i in tl.static_range(4):\n    tl.store(o_ptr + (i - 3) // 2 + 10, 1.0)",
+        "tl.store(o_ptr + 8, 1.0)", RACE),
+    "a static variable's quotients apart": (
+        "for i in tl.static_range(4):\n    tl.store(o_ptr + (i - 3) // 2 + 10, 1.0)",
+        "tl.store(o_ptr + 11, 1.0)", "verified"),
+    # a reversed loop covers [0, M)
+    "a reversed loop apart": ("for i in range(M - 1, -1, -1):\n    tl.store(o_ptr + i, 1.0)",
+                              "tl.store(o_ptr + M + tl.arange(0, 16), 1.0)", "verified"),
+    "a reversed loop meets": ("for i in range(M - 1, -1, -1):\n    tl.store(o_ptr + i, 1.0)",
+                              "tl.store(o_ptr + M - 1 + tl.arange(0, 16), 1.0)", RACE),
+    # a reversed loop by 3 may carry its counter past i32 (Triton counts up from 0 to M)
+    "a reversed loop by 3": ("for i in range(M, 0, -3):\n    tl.store(o_ptr + i, 1.0)",
+                             "tl.store(o_ptr + M + 1 + tl.arange(0, 16), 1.0)",
+                             ("rejected", "[endless-loop]")),
+    # triangular loops: the inner bound reads the outer variable
+    "below the diagonal, the diagonal": (
+        "for i in range(8):\n    for j in range(i):\n        tl.store(o_ptr + i * 8 + j, 1.0)",
+        "for i in range(8):\n    tl.store(o_ptr + i * 9, 1.0)", "verified"),
+    "on the diagonal too": (
+        "for i in range(8):\n    for j in range(i + 1):\n        tl.store(o_ptr + i * 8 + j, 1.0)",
+        "for i in range(8):\n    tl.store(o_ptr + i * 9, 1.0)", RACE),
+    "a packed triangle and the element past it": (
+        "for i in range(M):\n    for j in range(i + 1):\n"
+        "        tl.store(o_ptr + i * (i + 1) // 2 + j, 1.0)",
+        "tl.store(o_ptr + M * (M + 1) // 2, 1.0)", "verified"),
+    "a packed triangle and its last element": (
+        "for i in range(M):\n    for j in range(i + 1):\n"
+        "        tl.store(o_ptr + i * (i + 1) // 2 + j, 1.0)",
+        "tl.store(o_ptr + M * (M + 1) // 2 - 1, 1.0)", RACE),
+}
+
+
+def _indented(stmts: str) -> str:
+    return "".join(f"    {line}\n" for line in stmts.splitlines())
+
+
+@pytest.mark.parametrize("name", sorted(RACES))
+def test_an_address_read_as_triton_computes_it(tmp_path, capsys, name):
+    writer, reader, want = RACES[name]
+    body = "tle.assume(M >= 0)\ntle.assume(M < 1000)" if "past it" in name else ""
+    text = (RACE_RING.replace("WSTMT", _indented(writer)).replace("RSTMT", _indented(reader))
+            .replace("BODY", _indented(body)))
+    expect(*dump(tmp_path, capsys, text), want)
