@@ -12,7 +12,8 @@ Bugs found, one line each (before the fixes that came with this file):
 
 - a negative loop step read through a name the partition binds more than once (``s = -1``
   before the loop and ``s = w.acquire(...)`` in its body, the slot's usual name; ``st = -1``
-  written twice; ``-st``, ``st - 2``; a helper's parameter given such a name) was "verified"
+  written twice; ``st = 0; st -= 1``; a tuple bound or unpacked twice; ``-st``, ``st - 2``; a
+  helper's parameter given such a name) was "verified"
   (exit 0) as Python's reversed range: Triton 3.6 reverses a loop only for a constexpr step,
   and the lowered Gluon keeps such a name an i32 tensor, so the writer's loop ran no iteration
   and the reader waited forever; FIXED: refused as a name bound once was (protocol
@@ -99,6 +100,11 @@ TENSOR_STEPS = {
     "computed": "st = 1\nst = 1\n" + loop("for p in range(3, -1, st - 2):", put("3 - p")),
     "by keyword": "s = -1\n" + loop("for p in tl.range(3, -1, step=s):", put("3 - p")),
     "through a helper": "q = -1\nq = -1\nrev(w, x_ptr, q)\n",
+    "augmented": "st = 0\nst -= 1\n" + loop("for p in range(3, -1, st):", put("3 - p")),
+    "unpacked twice": "st, u = -1, 0\nst, u = -1, 0\n" + loop("for p in range(3, -1, st):",
+                                                                put("3 - p")),
+    "a tuple's item": "t = (-1, 0)\nt = (-1, 0)\n" + loop("for p in range(3, -1, t[0]):",
+                                                         put("3 - p")),
 }
 
 #: a helper whose loop runs down by its parameter `st`
