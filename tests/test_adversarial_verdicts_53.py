@@ -28,7 +28,8 @@ Bugs found, one line each (before the fixes that came with this file):
   as the module's value in every iteration and verified beside a reader of 4 + 4 windows;
   Triton unrolls the loop in one scope, so its second iteration reads the local 3 and the
   reader waits forever (the lowered Gluon, which renamed the module's G apart, ran 8: what
-  was verified, not what the source means in Triton); FIXED: refused at the read (build.py
+  was verified, not what the source means in Triton; in the kernel body too, `M = M + G`
+  then `G = 3`); FIXED: refused at the read (build.py
   ``module_read_rebound``), check unsupported-control-flow; a range loop (its body generated
   once: the module's value each time) and a single-iteration loop keep their verdicts.
 
@@ -197,15 +198,30 @@ SHADOWED = loop("for i in LOOP(2):", loop("for p in range(G):", put("i * 8 + p")
 EIGHT = loop("for i in range(2):", loop("for p in range(4):", get("i * 8 + p")))
 
 
-def test_a_module_name_a_static_body_binds_after_reading_it_is_refused(tmp_path, capsys):
+@pytest.mark.parametrize("binding", ["G = 3", "G -= 1", "G, H = 3, 1",
+                                     "for G in tl.static_range(3, 4):\n    pass"])
+def test_a_module_name_a_static_body_binds_after_reading_it_is_refused(tmp_path, capsys,
+                                                                        binding):
     """Triton runs 4 windows and then 3, and the reader waits index 11 forever. Before:
     verified, the body read once with the module's G in both iterations (the lowered Gluon
     renamed the module's G apart from the local, and ran 8)."""
-    code, err = dump(tmp_path, capsys, kernel(SHADOWED.replace("LOOP", "tl.static_range"),
-                                              EIGHT, extra="G = 4\n"))
+    writer = SHADOWED.replace("LOOP", "tl.static_range").replace(
+        "    G = 3\n", "".join(f"    {line}\n" for line in binding.splitlines()))
+    code, err = dump(tmp_path, capsys, kernel(writer, EIGHT, extra="G = 4\n"))
     expect(code, err, ("rejected", "[unsupported-control-flow]",
                        "is read here as the module-level `G`",
                        "the iterations after the first read that local binding"))
+
+
+def test_a_kernel_body_static_loop_reading_a_module_name_it_binds_is_refused(tmp_path, capsys):
+    """The kernel body's `M` is 4 + 3 in Triton, and the reader waits index 7 forever. Before:
+    verified with M = 8."""
+    text = kernel(loop("for p in range(N):", put("p")), loop("for p in range(8):", get("p")),
+                  extra="G = 4\n", body="M = 0\nfor i in tl.static_range(2):\n"
+                                        "    M = M + G\n    G = 3\n")
+    text = text.replace("(produce, (kv, x_ptr, N, C))", "(produce, (kv, x_ptr, M, C))")
+    expect(*dump(tmp_path, capsys, text), ("rejected", "[unsupported-control-flow]",
+                                           "is read here as the module-level `G`"))
 
 
 @pytest.mark.parametrize("loop_fn,extra", [
