@@ -32,6 +32,13 @@ Bugs found, one line each (before the fixes that came with this file):
   then `G = 3`); FIXED: refused at the read (build.py
   ``module_read_rebound``), check unsupported-control-flow; a range loop (its body generated
   once: the module's value each time) and a single-iteration loop keep their verdicts.
+- a name bound with an annotation other than tl.constexpr (``M: int = -7``) was read, and
+  lowered, as a constexpr: ``M // 2`` verified as Python's -4 in trip counts and addresses, and
+  ``st: int = -1`` as a reversed loop's step, where Triton 3.6's visit_AnnAssign hands any
+  such annotation to visit_Assign, which makes the number a tensor (C's -3; a loop of no
+  iteration); the lowered Gluon inlined the folded number, so it ran what was verified, not
+  what the source means in Triton; FIXED: such a binding is a plain assignment to the tensor
+  rules (local_tensors.py ``_is_local_tensor``), refused where they refuse the plain one.
 
 Checked and found right (pinned below where a verdict rests on it): ``tl.range`` with loop
 options (refused, by keyword or position; their defaults written out are taken) or ``arg1=`` /
@@ -63,9 +70,6 @@ read for (the kernel is refused at C = 0, which no compile reaches), a
 ``tl.program_id(C - 5)`` of a free constexpr is refused, and triangular loops over
 tl.static_range (``for j in tl.static_range(i)``, an index ``i * (i - 1) // 2 + j``) are
 refused as non-affine: false refusals of kernels Triton compiles, each with a clear message.
-``M: int = -7`` (an annotation other than tl.constexpr) is read, and lowered, as the number
-itself (``M // 2`` is -4 in the verdict and in the Gluon, where Triton's visit_AnnAssign would
-make it a tensor and divide as C does): the lowered kernel runs what was verified.
 """
 
 from __future__ import annotations
@@ -450,3 +454,34 @@ def test_an_address_read_as_triton_computes_it(tmp_path, capsys, name):
     text = (RACE_RING.replace("WSTMT", _indented(writer)).replace("RSTMT", _indented(reader))
             .replace("BODY", _indented(body)))
     expect(*dump(tmp_path, capsys, text), want)
+
+
+# ------------------------------------------- an annotation other than tl.constexpr
+
+def test_triton_makes_an_int_annotated_number_a_tensor(tmp_path, monkeypatch):
+    """The oracle: `M: int = -7` then `M // 2 + 10` is the i32 tensor's C division, -3 + 10
+    (folded to the constant 7), as `M = -7` is; `M: tl.constexpr = -7` is Python's -4 + 10."""
+    ttir = triton_ttir(tmp_path, monkeypatch, triton_k(
+        "M: int = -7\ntl.store(x_ptr + M // 2 + 10, 1.0)"), "r53ann")
+    assert "arith.constant 7 : i32" in ttir and "arith.constant 6 : i32" not in ttir, ttir
+    ttir = triton_ttir(tmp_path, monkeypatch, triton_k(
+        "M: tl.constexpr = -7\ntl.store(x_ptr + M // 2 + 10, 1.0)"), "r53annc")
+    assert "arith.constant 6 : i32" in ttir and "arith.constant 7 : i32" not in ttir, ttir
+
+
+@pytest.mark.parametrize("writer,reader", [
+    # Python's -4 (the reader's N - 4) where the GPU computes C's -3: N - 3 commits
+    ("M: int = -7\n" + loop("for p in range(N + M // 2):", put("p")),
+     loop("for p in range(N - 4):", get("p"))),
+    # a reversed loop's step: no iteration on the GPU
+    ("st: int = -1\n" + loop("for p in range(3, -1, st):", put("3 - p")), FOUR),
+])
+def test_an_int_annotated_number_is_a_tensor(tmp_path, capsys, writer, reader):
+    """Before: verified (read as a constexpr)."""
+    expect(*dump(tmp_path, capsys, kernel(writer, reader)), REJECTED)
+
+
+def test_a_constexpr_annotated_number_stays_verified(tmp_path, capsys):
+    writer = "M: tl.constexpr = -7\n" + loop("for p in range(N + M // 2):", put("p"))
+    expect(*dump(tmp_path, capsys, kernel(writer, loop("for p in range(N - 4):", get("p")))),
+           "verified")
