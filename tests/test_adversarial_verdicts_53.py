@@ -39,6 +39,11 @@ Bugs found, one line each (before the fixes that came with this file):
   iteration); the lowered Gluon inlined the folded number, so it ran what was verified, not
   what the source means in Triton; FIXED: such a binding is a plain assignment to the tensor
   rules (local_tensors.py ``_is_local_tensor``), refused where they refuse the plain one.
+- an annotation spelt ``constexpr`` that names something else in the module (``from typing
+  import Any as constexpr``, ``constexpr = int``) was taken for tl.constexpr (``st: constexpr
+  = -1`` a reversed loop's step, verified), where Triton 3.6 compares the annotation's value
+  with its constexpr class and makes the line a plain assignment; FIXED: refused unless it
+  resolves to Triton's constexpr (build.py ``constexpr_annotation_names_triton``).
 
 Checked and found right (pinned below where a verdict rests on it): ``tl.range`` with loop
 options (refused, by keyword or position; their defaults written out are taken) or ``arg1=`` /
@@ -485,3 +490,20 @@ def test_a_constexpr_annotated_number_stays_verified(tmp_path, capsys):
     writer = "M: tl.constexpr = -7\n" + loop("for p in range(N + M // 2):", put("p"))
     expect(*dump(tmp_path, capsys, kernel(writer, loop("for p in range(N - 4):", get("p")))),
            "verified")
+
+
+@pytest.mark.parametrize("extra", ["constexpr = int\n", "from typing import Any as constexpr\n"])
+def test_an_annotation_spelt_constexpr_that_is_not_tritons_is_refused(tmp_path, capsys, extra):
+    """Triton's visit_AnnAssign compares the annotation's value with its constexpr class: any
+    other makes the line a plain assignment (a tensor step, a loop of no iteration). Before:
+    verified, the spelling taken for tl.constexpr."""
+    writer = "st: constexpr = -1\n" + loop("for p in range(3, -1, st):", put("3 - p"))
+    code, err = dump(tmp_path, capsys, kernel(writer, FOUR, extra=extra))
+    expect(code, err, ("rejected", "[unsupported-expression]",
+                       "is not Triton's tl.constexpr here"))
+
+
+def test_tritons_constexpr_imported_by_name_stays_verified(tmp_path, capsys):
+    writer = "st: constexpr = -1\n" + loop("for p in range(3, -1, st):", put("3 - p"))
+    expect(*dump(tmp_path, capsys, kernel(
+        writer, FOUR, extra="from triton.language import constexpr\n")), "verified")

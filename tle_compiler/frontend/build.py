@@ -45,7 +45,7 @@ from .import_order import bound_names, parse_python
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .library_names import import_as_attribute, missing_attribute, missing_import
 from .shared_memory import check_shared_memory, check_slot_shape
-from .scope import DEFAULT_ALIASES, attr_name, canon, module_scope, walk_with_locals
+from .scope import DEFAULT_ALIASES, attr_name, canon, is_triton, module_scope, walk_with_locals
 from .source_text import read_python
 from .memory_waits import check_memory_waits
 from .parsed import per_tree
@@ -1437,6 +1437,8 @@ class Builder(BuildRules, ConstexprRules):
                            check="unsupported-expression")
         if s.value is None:
             return
+        if _constexpr_annotation(s):
+            self.constexpr_annotation_names_triton(s)
         e, st = self.expr(s.value)
         if isinstance(s.target, ast.Name) and _constexpr_annotation(s):
             self.constexpr_rebinding(s)
@@ -1466,6 +1468,26 @@ class Builder(BuildRules, ConstexprRules):
                            f"the constexpr's; compute it from names bound once", s,
                            check="unsupported-expression")
         self.assign(s.target, e, st, s)
+
+    def constexpr_annotation_names_triton(self, s: ast.AnnAssign) -> None:
+        """Refuse `name: constexpr = ...` whose annotation, spelt as Triton's constexpr, names
+        something else here (`from typing import Any as constexpr`, a module's `constexpr =
+        int`): Triton 3.6's visit_AnnAssign compares the annotation's value with its constexpr
+        class and hands any other annotation to visit_Assign, which makes the number a tensor,
+        where the frontend (and the lowering, which folds it) read a constexpr."""
+        try:
+            _, st = self.callee(s.annotation)
+        except TleError:
+            st = None
+        path = st.value if st is not None and st.kind == "mod" else None
+        if isinstance(path, str) and path.rsplit(".", 1)[-1] == "constexpr" and (
+                is_triton(path) or path.startswith(("gl.", "triton."))):
+            return
+        raise self.err(f"`{ast.unparse(s).strip()}`: the annotation "
+                       f"`{ast.unparse(s.annotation)}` is not Triton's tl.constexpr here, so "
+                       f"Triton 3.6 reads the line as a plain assignment (a tensor of the "
+                       f"number); annotate with tl.constexpr (or bind it plainly)", s,
+                       check="unsupported-expression")
 
     def constexpr_in_place(self, e: K.Expr, rebound: bool = False) -> bool:
         """Whether ``e`` is arithmetic on constants, enclosing tl.static_range variables and
