@@ -13,11 +13,14 @@ Bugs found, one line each (before the fixes that came with this file):
 - a negative loop step read through a name the partition binds more than once (``s = -1``
   before the loop and ``s = w.acquire(...)`` in its body, the slot's usual name; ``st = -1``
   written twice; ``st = 0; st -= 1``; a tuple bound or unpacked twice; ``-st``, ``st - 2``; a
-  helper's parameter given such a name) was "verified"
+  helper's parameter given such a name; a helper's returned number, ``range(3, -1, neg())``,
+  which Triton's visit_Return makes a tensor) was "verified"
   (exit 0) as Python's reversed range: Triton 3.6 reverses a loop only for a constexpr step,
   and the lowered Gluon keeps such a name an i32 tensor, so the writer's loop ran no iteration
   and the reader waited forever; FIXED: refused as a name bound once was (protocol
-  ``range_bounds``, the walker's ``tensor_const``), check bad-loop.
+  ``range_bounds``, the walker's ``tensor_const``; build.py ``tensor_negative_step`` for a
+  helper's result, which the lowering writes in place as the number: the Gluon ran the
+  verified loop, not what the source means in Triton), check bad-loop.
 - the axis of ``tl.program_id`` / ``tl.num_programs`` read from a name a plain assignment bound
   to a number (``a = 0; tl.program_id(a)``, once or twice, by position or ``axis=``) was
   verified as axis 0; Triton 3.6 (and the Gluon) hold the name as an i32 tensor and refuse the
@@ -100,6 +103,11 @@ def test_triton_does_not_reverse_a_loop_over_a_tensor_step(tmp_path, monkeypatch
     literal = triton_ttir(tmp_path, monkeypatch, triton_k(
         "for p in range(3, -1, -1):\n    tl.store(x_ptr + p, 1.0)"), "r53lit")
     assert "scf.for" in literal and "arith.subi" in literal, literal
+    # a jit helper's returned -1 is a tensor too (visit_Return)
+    helper = triton_k("for p in range(3, -1, neg()):\n    tl.store(x_ptr + p, 1.0)").replace(
+        "@triton.jit\n", "@triton.jit\ndef neg():\n    return -1\n\n\n@triton.jit\n", 1)
+    returned = triton_ttir(tmp_path, monkeypatch, helper, "r53ret")
+    assert "scf.for" not in returned and "tt.store" not in returned, returned
 
 
 TENSOR_STEPS = {
@@ -115,10 +123,16 @@ TENSOR_STEPS = {
                                                                 put("3 - p")),
     "a tuple's item": "t = (-1, 0)\nt = (-1, 0)\n" + loop("for p in range(3, -1, t[0]):",
                                                          put("3 - p")),
+    # a helper's returned number (Triton's visit_Return makes it a tensor)
+    "a helper's result": loop("for p in range(3, -1, neg()):", put("3 - p")),
+    "a helper's result of its argument": loop("for p in range(3, -1, neg1(1)):", put("3 - p")),
+    "an item of a helper's tuple": loop("for p in range(3, -1, two()[0]):", put("3 - p")),
 }
 
-#: a helper whose loop runs down by its parameter `st`
-REV = ("\ndef rev(w, x_ptr, st):\n    for p in range(3, -1, st):\n        s = w.acquire(3 - p)\n"
+#: a helper whose loop runs down by its parameter `st`, and helpers returning numbers
+REV = ("\ndef neg():\n    return -1\n\n\ndef neg1(x):\n    return -x\n\n\n"
+       "def two():\n    return (-1, 2)\n"
+       "\ndef rev(w, x_ptr, st):\n    for p in range(3, -1, st):\n        s = w.acquire(3 - p)\n"
        "        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))\n"
        "        w.commit(3 - p)\n")
 

@@ -1560,6 +1560,8 @@ class Builder(BuildRules, ConstexprRules):
         if path not in RANGES or not isinstance(s.target, ast.Name):
             self.unsupported_loop(s, path)
         start, stop, step, options = self.range_args(path, it, s)
+        if not RANGES[path]:
+            self.tensor_negative_step(it, step, s)
         f = self.frame
         carried = self.carry_tuples(s.body, s)
         stored = self.rebound(s.body, s)
@@ -2160,6 +2162,30 @@ class Builder(BuildRules, ConstexprRules):
                            f"it must hold a tuple of {len(names)} runtime values on every path "
                            f"(Triton refuses a name whose type differs between the branches)",
                            node, check="unsupported-control-flow")
+
+    def tensor_negative_step(self, it: ast.Call, step: K.Expr, s: ast.For) -> None:
+        """Refuse a range / tl.range loop whose step folds to a negative number that Triton 3.6
+        holds as a tensor: a helper's result (`range(3, -1, neg())`: visit_Return makes the
+        returned number a tensor) or a local tensor name (:meth:`local_tensor`). Triton reverses
+        a loop only for a constexpr step; the scf.for it builds from a tensor one runs no
+        iteration from a start above its stop, where the frontend (and the lowering, which
+        writes the folded number in place) ran the reversed loop."""
+        node = it.args[2] if len(it.args) > 2 else next(
+            (k.value for k in it.keywords if k.arg == "step"), None)
+        value = fold(step)
+        if node is None or not isinstance(value, int) or isinstance(value, bool) or value >= 0:
+            return
+        root = self.local_tensor(node)
+        if root is None:
+            return
+        what = ast.unparse(root)
+        raise self.err(f"the step of `{ast.unparse(it)}` is negative ({value}) and a tensor in "
+                       f"Triton 3.6 (`{ast.unparse(node)}` computes from `{what}`, which Triton "
+                       f"holds as a tensor: a helper's returned number, or a name a plain "
+                       f"assignment binds): Triton reverses a loop only for a constexpr step, "
+                       f"and the loop it builds from a tensor one (scf.for) runs no iteration "
+                       f"from a start above its stop; write the step as a literal, or bind it "
+                       f"as `name: tl.constexpr = ...`", s, check="bad-loop")
 
     def module_read_rebound(self, reads: dict, stored: set[str], trips: Optional[int],
                             loop: ast.For) -> None:
