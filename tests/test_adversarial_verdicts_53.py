@@ -47,6 +47,9 @@ Bugs found, one line each (before the fixes that came with this file):
   = -1`` a reversed loop's step, verified), where Triton 3.6 compares the annotation's value
   with its constexpr class and makes the line a plain assignment; FIXED: refused unless it
   resolves to Triton's constexpr (build.py ``constexpr_annotation_names_triton``).
+- a tuple's index read from a name a plain assignment bound once (``i = 0; t[i]``) was folded
+  to 0 and verified; Triton 3.6 holds the name as a tensor and refuses the subscript; FIXED:
+  refused as the other compile-time operands are (build.py ``e_Subscript``).
 
 Checked and found right (pinned below where a verdict rests on it): ``tl.range`` with loop
 options (refused, by keyword or position; their defaults written out are taken) or ``arg1=`` /
@@ -521,3 +524,24 @@ def test_tritons_constexpr_imported_by_name_stays_verified(tmp_path, capsys):
     writer = "st: constexpr = -1\n" + loop("for p in range(3, -1, st):", put("3 - p"))
     expect(*dump(tmp_path, capsys, kernel(
         writer, FOUR, extra="from triton.language import constexpr\n")), "verified")
+
+
+# ------------------------------------------- a tuple's index held as a tensor
+
+def test_triton_refuses_a_tuple_index_bound_by_assignment(tmp_path, monkeypatch):
+    assert triton_compile_error(tmp_path, monkeypatch, triton_k(
+        "t = (N, N + 1)\ni = 0\nfor p in range(t[i]):\n    tl.store(x_ptr + p, 1.0)"),
+        "r53tup") is not None
+
+
+@pytest.mark.parametrize("binding", ["i = 0", "i = 0\ni = 0"])
+def test_a_tuple_index_bound_by_assignment_is_refused(tmp_path, capsys, binding):
+    """Before: verified (bound once, the index folded to 0; twice, refused as no constant)."""
+    writer = f"t = (N, N + 1)\n{binding}\n" + loop("for p in range(t[i]):", put("p"))
+    code, err = dump(tmp_path, capsys, kernel(writer, N_WINDOWS))
+    expect(code, err, ("rejected", "[unsupported-expression]", "takes compile-time values only"))
+
+
+def test_a_constexpr_tuple_index_stays_verified(tmp_path, capsys):
+    writer = "t = (N, N + 1)\ni: tl.constexpr = 0\n" + loop("for p in range(t[i]):", put("p"))
+    expect(*dump(tmp_path, capsys, kernel(writer, N_WINDOWS)), "verified")

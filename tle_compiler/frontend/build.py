@@ -2612,6 +2612,11 @@ class Builder(BuildRules, ConstexprRules):
         base, st = self.expr(node.value)
         single = not isinstance(node.slice, (ast.Tuple, ast.Slice))
         index = self.value(node.slice) if single else None
+        if single and (isinstance(base, K.TupleExpr) or st is not None and st.kind == "tuple"
+                       or self.tuple_shape(base, st) is not None):
+            # a tuple's item is picked at compile time: Triton 3.6 refuses an index it holds as
+            # a tensor (`i = 0; t[i]`), which the folded reading took for 0
+            self.constexpr_operands(f"`{ast.unparse(node)}`", [node.slice])
         if isinstance(base, K.TupleExpr) and single:
             i = fold(index)
             if isinstance(i, int) and -len(base.items) <= i < len(base.items):
