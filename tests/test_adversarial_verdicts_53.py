@@ -81,6 +81,11 @@ read for (the kernel is refused at C = 0, which no compile reaches), a
 ``tl.program_id(C - 5)`` of a free constexpr is refused, and triangular loops over
 tl.static_range (``for j in tl.static_range(i)``, an index ``i * (i - 1) // 2 + j``) are
 refused as non-affine: false refusals of kernels Triton compiles, each with a clear message.
+Open (no race or hang: Triton refuses the source, and the lowered kernel runs what was
+verified): an `if` on a name a plain assignment bound once to a number (``f = 1; if f: m =
+N``) is taken on its folded value by the builder and the lowering, where Triton builds a
+run-time ``scf.if`` (``f`` a tensor): ``m``, bound in one branch, is undefined after it there,
+and a ``tl.static_assert`` in the other branch is evaluated and fails.
 """
 
 from __future__ import annotations
