@@ -2612,10 +2612,12 @@ class Builder(BuildRules, ConstexprRules):
         base, st = self.expr(node.value)
         single = not isinstance(node.slice, (ast.Tuple, ast.Slice))
         index = self.value(node.slice) if single else None
-        if single and (isinstance(base, K.TupleExpr) or st is not None and st.kind == "tuple"
-                       or self.tuple_shape(base, st) is not None):
+        if single and fold(index) is not None and (
+                isinstance(base, K.TupleExpr) or st is not None and st.kind == "tuple"
+                or self.tuple_shape(base, st) is not None):
             # a tuple's item is picked at compile time: Triton 3.6 refuses an index it holds as
-            # a tensor (`i = 0; t[i]`), which the folded reading took for 0
+            # a tensor (`i = 0; t[i]`), which the folded reading took for 0 (one that does not
+            # fold is refused below)
             self.constexpr_operands(f"`{ast.unparse(node)}`", [node.slice])
         if isinstance(base, K.TupleExpr) and single:
             i = fold(index)
