@@ -45,7 +45,7 @@ from .import_order import bound_names, parse_python
 from .modules import find_module, in_folder, is_library, relative_folder, shown, submodule
 from .library_names import import_as_attribute, missing_attribute, missing_import
 from .shared_memory import check_shared_memory, check_slot_shape
-from .scope import DEFAULT_ALIASES, attr_name, canon, module_scope, walk_with_locals
+from .scope import DEFAULT_ALIASES, attr_name, canon, is_triton, module_scope, walk_with_locals
 from .source_text import read_python
 from .memory_waits import check_memory_waits
 from .parsed import per_tree
@@ -635,6 +635,9 @@ class Frame:
     # names a while loop's body assigns that were not bound before it: the builder puts them
     # in ``env`` (runtime values in the condition) before the body binds them
     placeholders: set = field(default_factory=set)
+    # the module-level names read (no local binding yet) in the body of each tl.static_range
+    # loop being built, innermost last (Builder.module_read_rebound)
+    module_reads: list = field(default_factory=list)
 
     def kir(self, name: str) -> str:
         return self.prefix + name
@@ -836,6 +839,8 @@ class Builder(BuildRules, ConstexprRules):
                 if st.kind == "buffer" and st.value[1] is not None:
                     return K.BufferRef(st.value[1], loc), st
             return K.Name(f.kir(name), loc), st
+        for reads in f.module_reads:
+            reads.setdefault(name, node)
         return self.module_name(f.module, name, node)
 
     def calls_helper(self, node: ast.Call) -> bool:
@@ -1446,6 +1451,8 @@ class Builder(BuildRules, ConstexprRules):
                            check="unsupported-expression")
         if s.value is None:
             return
+        if _constexpr_annotation(s):
+            self.constexpr_annotation_names_triton(s)
         e, st = self.expr(s.value)
         if isinstance(s.target, ast.Name) and _constexpr_annotation(s):
             self.constexpr_rebinding(s)
@@ -1475,6 +1482,26 @@ class Builder(BuildRules, ConstexprRules):
                            f"the constexpr's; compute it from names bound once", s,
                            check="unsupported-expression")
         self.assign(s.target, e, st, s)
+
+    def constexpr_annotation_names_triton(self, s: ast.AnnAssign) -> None:
+        """Refuse `name: constexpr = ...` whose annotation, spelt as Triton's constexpr, names
+        something else here (`from typing import Any as constexpr`, a module's `constexpr =
+        int`): Triton 3.6's visit_AnnAssign compares the annotation's value with its constexpr
+        class and hands any other annotation to visit_Assign, which makes the number a tensor,
+        where the frontend (and the lowering, which folds it) read a constexpr."""
+        try:
+            _, st = self.callee(s.annotation)
+        except TleError:
+            st = None
+        path = st.value if st is not None and st.kind == "mod" else None
+        if isinstance(path, str) and path.rsplit(".", 1)[-1] == "constexpr" and (
+                is_triton(path) or path.startswith(("gl.", "triton."))):
+            return
+        raise self.err(f"`{ast.unparse(s).strip()}`: the annotation "
+                       f"`{ast.unparse(s.annotation)}` is not Triton's tl.constexpr here, so "
+                       f"Triton 3.6 reads the line as a plain assignment (a tensor of the "
+                       f"number); annotate with tl.constexpr (or bind it plainly)", s,
+                       check="unsupported-expression")
 
     def constexpr_in_place(self, e: K.Expr, rebound: bool = False) -> bool:
         """Whether ``e`` is arithmetic on constants, enclosing tl.static_range variables and
@@ -1547,6 +1574,8 @@ class Builder(BuildRules, ConstexprRules):
         if path not in RANGES or not isinstance(s.target, ast.Name):
             self.unsupported_loop(s, path)
         start, stop, step, options = self.range_args(path, it, s)
+        if not RANGES[path]:
+            self.tensor_negative_step(it, step, s)
         f = self.frame
         carried = self.carry_tuples(s.body, s)
         stored = self.rebound(s.body, s)
@@ -1560,6 +1589,7 @@ class Builder(BuildRules, ConstexprRules):
         static_vars = set(self.static_vars)
         if RANGES[path]:
             self.static_vars.add(f.kir(s.target.id))
+            f.module_reads.append({})
         else:
             self.static_vars.discard(f.kir(s.target.id))
         self.depth += 1
@@ -1570,6 +1600,9 @@ class Builder(BuildRules, ConstexprRules):
             self.depth -= 1
             self.loop_depth -= 1
             f.regions.pop()
+            reads = f.module_reads.pop() if RANGES[path] else None
+        if reads:
+            self.module_read_rebound(reads, stored, _trip_count(start, stop, step), s)
             self.static_vars = static_vars
             for name in carried:
                 f.carried.pop(name, None)
@@ -2144,6 +2177,48 @@ class Builder(BuildRules, ConstexprRules):
                            f"(Triton refuses a name whose type differs between the branches)",
                            node, check="unsupported-control-flow")
 
+    def tensor_negative_step(self, it: ast.Call, step: K.Expr, s: ast.For) -> None:
+        """Refuse a range / tl.range loop whose step folds to a negative number that Triton 3.6
+        holds as a tensor: a helper's result (`range(3, -1, neg())`: visit_Return makes the
+        returned number a tensor) or a local tensor name (:meth:`local_tensor`). Triton reverses
+        a loop only for a constexpr step; the scf.for it builds from a tensor one runs no
+        iteration from a start above its stop, where the frontend (and the lowering, which
+        writes the folded number in place) ran the reversed loop."""
+        node = it.args[2] if len(it.args) > 2 else next(
+            (k.value for k in it.keywords if k.arg == "step"), None)
+        value = fold(step)
+        if node is None or not isinstance(value, int) or isinstance(value, bool) or value >= 0:
+            return
+        root = self.local_tensor(node)
+        if root is None:
+            return
+        what = ast.unparse(root)
+        raise self.err(f"the step of `{ast.unparse(it)}` is negative ({value}) and a tensor in "
+                       f"Triton 3.6 (`{ast.unparse(node)}` computes from `{what}`, which Triton "
+                       f"holds as a tensor: a helper's returned number, or a name a plain "
+                       f"assignment binds): Triton reverses a loop only for a constexpr step, "
+                       f"and the loop it builds from a tensor one (scf.for) runs no iteration "
+                       f"from a start above its stop; write the step as a literal, or bind it "
+                       f"as `name: tl.constexpr = ...`", s, check="bad-loop")
+
+    def module_read_rebound(self, reads: dict, stored: set[str], trips: Optional[int],
+                            loop: ast.For) -> None:
+        """Refuse a tl.static_range body that reads a module-level name (``reads``: name -> the
+        read) and then binds that name itself (``stored``), in a loop of more than one
+        iteration: Triton 3.6 unrolls the loop in one scope, so the first iteration reads the
+        module's value and every later one the local binding (`for p in range(G): ...; G = 3`
+        under `tl.static_range(2)` runs 4 then 3 windows of a module G = 4), where the body is
+        built once, reading the module's value (as a range / tl.range loop, whose body Triton
+        generates once, does), and the lowering names the two apart."""
+        if trips is not None and trips < 2:
+            return
+        for name in sorted(set(reads) & stored):
+            raise self.err(f"`{name}` is read here as the module-level `{name}`, and the body of "
+                           f"this tl.static_range loop (line {loop.lineno}) binds `{name}` after "
+                           f"it: Triton unrolls the loop in one scope, so the iterations after "
+                           f"the first read that local binding instead; use another name for "
+                           f"the local", reads[name], check="unsupported-control-flow")
+
     def same_each_iteration(self, before: dict, stored: set[str], loop: ast.stmt) -> None:
         """A name holding a compile-time value (a pipe handle, a pipe, a buffer, a helper) that a
         loop body binds to another one: the body was built with the value it holds on entry,
@@ -2551,6 +2626,13 @@ class Builder(BuildRules, ConstexprRules):
         base, st = self.expr(node.value)
         single = not isinstance(node.slice, (ast.Tuple, ast.Slice))
         index = self.value(node.slice) if single else None
+        if single and fold(index) is not None and (
+                isinstance(base, K.TupleExpr) or st is not None and st.kind == "tuple"
+                or self.tuple_shape(base, st) is not None):
+            # a tuple's item is picked at compile time: Triton 3.6 refuses an index it holds as
+            # a tensor (`i = 0; t[i]`), which the folded reading took for 0 (one that does not
+            # fold is refused below)
+            self.constexpr_operands(f"`{ast.unparse(node)}`", [node.slice])
         if isinstance(base, K.TupleExpr) and single:
             i = fold(index)
             if isinstance(i, int) and -len(base.items) <= i < len(base.items):
@@ -2706,6 +2788,11 @@ class Builder(BuildRules, ConstexprRules):
             self.static_assert_form(node)
         if short in ("tl.arange", "int", "float"):
             self.constexpr_operands(f"`{ast.unparse(node)}`", list(node.args))
+        elif short in ("tl.program_id", "tl.num_programs"):
+            # the axis: a compile-time 0, 1 or 2 ("program_id axis must be 0, 1, or 2")
+            self.constexpr_operands(f"`{ast.unparse(node)}`",
+                                    [*node.args[:1], *(k.value for k in node.keywords
+                                                       if k.arg == "axis")])
         elif short in ("tl.zeros", "tl.full") and node.args \
                 and isinstance(node.args[0], (ast.List, ast.Tuple)):
             self.constexpr_operands(f"the shape of `{ast.unparse(node)}`",

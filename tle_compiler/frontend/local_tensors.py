@@ -36,6 +36,7 @@ from ..ir import kernel as K
 from ..ir import promotion
 from ..ir.big_ints import number_text
 from ..ir.expr import c_div, c_rem
+from .constexpr_rules import constexpr_annotation
 from .folding import fold
 from .python_numbers import tensor_holds
 
@@ -340,7 +341,10 @@ class BuildRules:
         if node.id in f.tensor_params and node.id not in f.stores:
             return True
         site = self.bound_at.get(f.kir(node.id))
-        return site is not None and not isinstance(site, ast.AnnAssign) and any(
+        # `b: tl.constexpr = 1` keeps a constexpr; any other annotation (`b: int = 1`) is a
+        # plain assignment to Triton 3.6's visit_AnnAssign, which makes the number a tensor
+        return site is not None and not (isinstance(site, ast.AnnAssign)
+                                         and constexpr_annotation(site)) and any(
             line == site.lineno for line, _ in f.stores.get(node.id, ()))
 
     def _is_tensor_item(self, node: ast.Name, path: tuple) -> bool:

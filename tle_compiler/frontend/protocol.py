@@ -2742,6 +2742,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             # Triton 3.6 takes the axis of tl.program_id / tl.num_programs as a compile-time 0,
             # 1 or 2 ("program_id axis must be 0, 1, or 2"); `tl.program_id(5)` or
             # `tl.program_id(N)` was a param of domain >= 0, verified, and not compiled
+            # a name bound more than once to a number is an i32 tensor in the lowered Gluon
+            # (as in Triton), which the axis check refuses: `a = 0; a = 0; tl.program_id(a)`
+            for n in node.args[:1]:
+                self.tensor_constexpr(n, f"`{self.src(node)}`", node)
             axis = self.static_int(args[0]) if len(args) == 1 and not kwargs else None
             # (a constexpr parameter read for every value is left to the compile)
             unread = len(args) == 1 and not kwargs and axis is None and isinstance(
@@ -3454,10 +3458,14 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                            f"constexpr step, and the loop it builds from a runtime one (scf.for) "
                            f"runs no iteration from a start above its stop; write the step as a "
                            f"literal or a constexpr", s, check="bad-loop")
-        if step_c < 0 and not s.static and any(
-                isinstance(x, K.Op) and x.name == "to_tensor" for x in K.walk_expr(s.step)):
+        if step_c < 0 and not s.static and (any(
+                isinstance(x, K.Op) and x.name == "to_tensor" for x in K.walk_expr(s.step))
+                or self.tensor_const(s.step) is not None):
             # `S = -1` then `range(N, 0, S)`: a plain assignment made S a tensor, whose loop
-            # Triton does not reverse (the builder folded S to its value, which it reads through)
+            # Triton does not reverse (the builder folded S to its value, which it reads
+            # through); a name bound more than once (`s = -1` before the loop, `s =
+            # w.acquire(...)` in its body) is not folded and stays a name of tensor_consts,
+            # which the lowered Gluon assigns as a tensor too
             raise self.err(f"the step of `{text}` is negative ({step_c}) and a tensor in Triton "
                            f"3.6 (`{self.src(s.step)}` computes from a number a plain assignment "
                            f"made a tensor): Triton reverses a loop only for a constexpr step, "
