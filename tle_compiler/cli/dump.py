@@ -416,8 +416,13 @@ def _keyed_configs(path: Path, text: str) -> Optional[dict]:
                 cfg = ast.literal_eval(stmt.value)
             except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
                 cfg = None
+    # a key must name a function of the file, as the frontend picks a kernel's entry
+    # (config_literal.kernel_entry): `{"constexprs": {"STAGES": 2}}` is one config for every
+    # kernel, not the entry of a kernel named "constexprs" (read so, no kernel had a value)
+    functions = {st.name for st in tree.body if isinstance(st, ast.FunctionDef)}
     if isinstance(cfg, dict) and cfg and "signature" not in cfg \
-            and all(isinstance(k, str) and isinstance(v, dict) for k, v in cfg.items()):
+            and all(isinstance(k, str) and isinstance(v, dict) for k, v in cfg.items()) \
+            and any(k in functions for k in cfg):
         return cfg
     return None
 

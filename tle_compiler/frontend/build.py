@@ -3407,6 +3407,23 @@ class Builder(BuildRules, ConstexprRules):
             e = self.value(node)
         except TleError:
             return None
+        # a name the kernel body bound again before the declaration (`STAGES = 1`, `STAGES =
+        # N`) reads as the same KIR name as the parameter: it holds that binding's value, not
+        # the constexpr's. Read as the parameter, the pipe was verified (and lowered) with the
+        # constexpr's capacity where the kernel declares another
+        kernel = self.frames[0]
+        rebound = [n.id for n in K.walk_expr(e) if isinstance(n, K.Name)
+                   and n.id in self.constexpr_params and n.id not in kernel.constexprs]
+        if rebound:
+            name = rebound[0]
+            line = min((ln for ln, _ in kernel.stores.get(name, ())
+                        if ln < self.loc(node).line), default=None)
+            where = f" (line {line})" if line is not None else ""
+            raise self.err(f"pipe capacity `{ast.unparse(node)}` reads '{name}', which the "
+                           f"kernel body binds again{where}: the capacity would be that value, "
+                           f"not constexpr {name}'s; read the constexpr parameter itself, or "
+                           f"bind the other value to another name (`S: tl.constexpr = ...`)",
+                           node, check="bad-pipe")
         names = [n.id for n in K.walk_expr(e)
                  if isinstance(n, K.Name) and n.id in self.constexpr_params]
         runtime = [n.id for n in K.walk_expr(e)
@@ -3416,11 +3433,15 @@ class Builder(BuildRules, ConstexprRules):
         if names and not runtime:
             listed = ", ".join(dict.fromkeys(names))
             first = next(iter(dict.fromkeys(names)))
+            config = self.frames[0].module.default_config
+            unread = (f" (DEFAULT_CONFIG, line {config[1]}, is no literal dict: tle-dump reads "
+                      f"no values from it)" if isinstance(config, tuple) and config
+                      and config[0] == "error" else "")
             raise CapacityOfConstexprs(
                 f"pipe capacity `{ast.unparse(node)}` is read from constexpr {listed}: give "
                 f"{'it a value' if len(set(names)) == 1 else 'them values'} (DEFAULT_CONFIG's "
                 f"\"constexprs\", tle-dump --param {first}=..., or a launch's), with which the "
-                f"kernel is read specialised, verified and lowered",
+                f"kernel is read specialised, verified and lowered{unread}",
                 self.loc(node), tuple(dict.fromkeys(names)), self.kernel_name,
                 self.frames[0].module.default_config)
 
