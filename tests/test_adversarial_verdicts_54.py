@@ -105,6 +105,21 @@ def test_capacity_constexpr_bound_again_in_the_kernel_body_is_refused(tmp_path, 
                        "again (line 8)"))
 
 
+def test_capacity_through_a_helper_given_the_name_bound_again_is_refused(tmp_path, capsys):
+    """Bug: ``mk(STAGES)`` after ``STAGES = 1`` was a ring of capacity 2 "with STAGES = 2"."""
+    helper = ("\n\ndef mk(C):\n    return tle.pipe(capacity=C, name=\"p\", "
+              "t=tle.gpu.alloc([2, 64], tl.float32))\n")
+    code, err = dump(tmp_path, capsys, ring("    STAGES = 1\n    p = mk(STAGES)\n",
+                                            helpers=helper))
+    expect(code, err, ("rejected", "[bad-pipe]", "which the kernel body binds again (line 8)"))
+    # the twin: bound again after the call, the capacity is the constexpr's
+    text = ring("    p = mk(STAGES)\n    STAGES = 1\n", helpers=helper)
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    assert "with STAGES = 2 (read specialised)" in err
+    assert shapes(write_kernel(tmp_path, text), STAGES=2) == ["2"]
+
+
 def test_capacity_from_another_name_bound_once_is_read(tmp_path, capsys):
     """The twin: the other value under another name (a constexpr binding) is the capacity, and
     the parameter bound again after the declaration changes nothing."""
