@@ -170,3 +170,25 @@ def test_a_config_without_signature_gives_every_kernel_its_constexprs(tmp_path, 
     expect(code, err, want)
     if want == "verified":
         assert "with STAGES = 2 (read specialised)" in err
+
+
+# ------------------------------------------------------------------ refusals that name the fault
+
+
+def test_a_config_value_the_kernel_cannot_take_is_named(tmp_path, capsys):
+    """Lower priority: DEFAULT_CONFIG's STAGES = 0 (a capacity and a slot buffer of 0) was
+    refused as if the config gave no value ("give it a value"); the reading with 0 now names the
+    buffer, and a --param that can be read is verified."""
+    code, err = dump(tmp_path, capsys, ring(value=0))
+    expect(code, err, ("rejected", "[bad-alloc]", "dimension 0 of shape [0, 64] must be >= 1"))
+    assert "give it a value" not in err
+    code, err = dump(tmp_path, capsys, ring(value=0), "--param", "STAGES=2")
+    expect(code, err, "verified")
+
+
+@pytest.mark.parametrize("value", ["True", "2.0", '"2"', "None"])
+def test_a_config_value_that_is_no_integer_is_named(tmp_path, capsys, value):
+    code, err = dump(tmp_path, capsys, ring(value=value))
+    expect(code, err, ("rejected", "[constexpr-operand]",
+                       f"(DEFAULT_CONFIG gives STAGES {value.replace(chr(34), chr(39))}, "
+                       f"no integer)"))

@@ -368,7 +368,12 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
         bind = dict(cfg.get("constexprs", {})) if isinstance(cfg, dict) else {}
     except TleError as e:  # no DEFAULT_CONFIG: --param values only
         _refuse_contradicting_config(e)
-        bind = {}
+        # the kernel's build with the config's values failed (`"STAGES": 0`: a capacity and a
+        # slot buffer of 0): its values, read from the literal, so that the reading below names
+        # that fault rather than asking for values the config gives
+        literal = _literal_config(text) if e.check != "lowering" else None
+        values = literal.get("constexprs") if isinstance(literal, dict) else None
+        bind = dict(values) if isinstance(values, dict) else {}
     _refuse_int_as_bool(fixed, bind)
     default_bind = _int_constexprs(bind)
     bind = _int_constexprs({**bind, **fixed})
@@ -397,6 +402,28 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
     return loaded
 
 
+def _literal_config(text: str, tree=None) -> object:
+    """The file's DEFAULT_CONFIG literal (the last binding, as Python runs the module); None
+    without one or for one that is no literal."""
+    import ast
+
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    cfg = None
+    for stmt in tree.body:  # the last binding counts, as Python runs the module
+        target = (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                  else stmt.target if isinstance(stmt, ast.AnnAssign) else None)
+        if isinstance(target, ast.Name) and target.id == "DEFAULT_CONFIG" and stmt.value:
+            try:
+                cfg = ast.literal_eval(stmt.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                cfg = None
+    return cfg
+
+
 def _keyed_configs(path: Path, text: str) -> Optional[dict]:
     """A DEFAULT_CONFIG keyed by kernel name (a literal dict of dicts, no "signature" of its
     own), read from the file's text; None for any other (one config for every kernel, none, or
@@ -407,15 +434,7 @@ def _keyed_configs(path: Path, text: str) -> Optional[dict]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    cfg = None
-    for stmt in tree.body:  # the last binding counts, as Python runs the module
-        target = (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                  else stmt.target if isinstance(stmt, ast.AnnAssign) else None)
-        if isinstance(target, ast.Name) and target.id == "DEFAULT_CONFIG" and stmt.value:
-            try:
-                cfg = ast.literal_eval(stmt.value)
-            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-                cfg = None
+    cfg = _literal_config(text, tree)
     # a key must name a function of the file, as the frontend picks a kernel's entry
     # (config_literal.kernel_entry): `{"constexprs": {"STAGES": 2}}` is one config for every
     # kernel, not the entry of a kernel named "constexprs" (read so, no kernel had a value)

@@ -553,6 +553,22 @@ class CapacityOfConstexprs(TleError):
         self.config = config   # its file's DEFAULT_CONFIG, encoded (Module.default_config)
 
 
+def _no_integer_in_config(config: object, kernel: str, names: list) -> str:
+    """" (DEFAULT_CONFIG gives STAGES True, no integer)" for the first of ``names`` that the
+    kernel's DEFAULT_CONFIG entry (``config`` encoded) gives a value other than an integer (a
+    bool, a float, a string), which no reading binds; "" otherwise."""
+    from .config_literal import decode_config, kernel_entry
+
+    cfg, _ = kernel_entry(decode_config(config), kernel)
+    values = cfg.get("constexprs") if isinstance(cfg, dict) else None
+    if not isinstance(values, dict):
+        return ""
+    for n in dict.fromkeys(names):
+        if n in values and type(values[n]) is not int:
+            return f" (DEFAULT_CONFIG gives {n} {values[n]!r}, no integer)"
+    return ""
+
+
 @record
 class Static:
     """What the builder knows statically about a value: a module path (``tl.load``), a helper
@@ -3436,7 +3452,8 @@ class Builder(BuildRules, ConstexprRules):
             config = self.frames[0].module.default_config
             unread = (f" (DEFAULT_CONFIG, line {config[1]}, is no literal dict: tle-dump reads "
                       f"no values from it)" if isinstance(config, tuple) and config
-                      and config[0] == "error" else "")
+                      and config[0] == "error" else _no_integer_in_config(config,
+                                                                          self.kernel_name, names))
             raise CapacityOfConstexprs(
                 f"pipe capacity `{ast.unparse(node)}` is read from constexpr {listed}: give "
                 f"{'it a value' if len(set(names)) == 1 else 'them values'} (DEFAULT_CONFIG's "
