@@ -11,10 +11,12 @@ shows.
 Bugs found, one line each (before the fixes that came with this file):
 
 - a capacity constexpr bound again in the kernel body before the pipe (``STAGES = 1``, ``STAGES
-  = N``, ``STAGES, _ = 1, 0``) was read as the parameter: ``tle.pipe(capacity=STAGES,
-  t=tle.gpu.alloc([2, 64], ...))`` verified "with STAGES = 2" a ring the kernel declares with
-  capacity 1 (or a run-time N), exit 0; FIXED: refused at the capacity naming the rebinding's
-  line (frontend/build.py ``capacity_of_constexprs``, ``bad-pipe``).
+  = N``, ``STAGES, _ = 1, 0``, ``STAGES += -1``, the variable of a ``tl.static_range`` loop, or
+  given to a helper declaring the pipe after such a binding) was read as the parameter:
+  ``tle.pipe(capacity=STAGES, t=tle.gpu.alloc([2, 64], ...))`` verified "with STAGES = 2" a
+  ring the kernel declares with capacity 1 (or a run-time N), exit 0; FIXED: refused at the
+  capacity naming the rebinding's line (frontend/build.py ``capacity_of_constexprs``,
+  ``bad-pipe``).
 - a DEFAULT_CONFIG that is no literal (``"signature": SIG`` with ``SIG`` a module constant) beside
   a capacity read from a constexpr stopped tle-dump with an internal error (``TypeError`` in
   config_literal.decode_config, exit 3) for every flag; FIXED: such a config gives no values
@@ -95,7 +97,9 @@ def shapes(path, name: str = "k", **cx) -> list[str]:
 
 
 @pytest.mark.parametrize("rebind", ["STAGES = 1", "STAGES = N", "STAGES, _ = 1, 0",
-                                    "STAGES = STAGES - 1"])
+                                    "STAGES = STAGES - 1", "STAGES += -1", "[STAGES] = [1]",
+                                    "STAGES = tl.constexpr(1)",
+                                    "for STAGES in tl.static_range(1, 2):\n        pass"])
 def test_capacity_constexpr_bound_again_in_the_kernel_body_is_refused(tmp_path, capsys, rebind):
     """Bug: read as the parameter (2), the ring the kernel declares with capacity 1 (or N) was
     verified "with STAGES = 2"."""
@@ -118,6 +122,17 @@ def test_capacity_through_a_helper_given_the_name_bound_again_is_refused(tmp_pat
     expect(code, err, "verified")
     assert "with STAGES = 2 (read specialised)" in err
     assert shapes(write_kernel(tmp_path, text), STAGES=2) == ["2"]
+
+
+def test_the_same_statement_binding_it_after_the_capacity_is_read(tmp_path, capsys):
+    """Python evaluates the right-hand side first: ``STAGES, p = 1, tle.pipe(capacity=STAGES,
+    ...)`` declares the ring with the constexpr's capacity."""
+    body = ("    STAGES, p = 1, tle.pipe(capacity=STAGES, name=\"p\",\n"
+            "                           t=tle.gpu.alloc([STAGES, 64], tl.float32))\n")
+    code, err = dump(tmp_path, capsys, ring(body))
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, ring(body), "--param", "STAGES=1")
+    expect(code, err, DEADLOCK)
 
 
 def test_capacity_from_another_name_bound_once_is_read(tmp_path, capsys):

@@ -3427,13 +3427,19 @@ class Builder(BuildRules, ConstexprRules):
         # N`) reads as the same KIR name as the parameter: it holds that binding's value, not
         # the constexpr's. Read as the parameter, the pipe was verified (and lowered) with the
         # constexpr's capacity where the kernel declares another
+        # (a plain assignment ends its constexpr binding; the variable of a tl.static_range
+        # loop keeps its last value after the loop: any binding of the kernel body before the
+        # statement being built counts)
         kernel = self.frames[0]
+        here = getattr(self, "kernel_stmt", (0, 0))
         rebound = [n.id for n in K.walk_expr(e) if isinstance(n, K.Name)
-                   and n.id in self.constexpr_params and n.id not in kernel.constexprs]
+                   and n.id in self.constexpr_params
+                   and (n.id not in kernel.constexprs
+                        or any(at < here for at in kernel.stores.get(n.id, ())))]
         if rebound:
             name = rebound[0]
-            line = min((ln for ln, _ in kernel.stores.get(name, ())
-                        if ln < self.loc(node).line), default=None)
+            line = min((ln for ln, c in kernel.stores.get(name, ()) if (ln, c) < here),
+                       default=None)
             where = f" (line {line})" if line is not None else ""
             raise self.err(f"pipe capacity `{ast.unparse(node)}` reads '{name}', which the "
                            f"kernel body binds again{where}: the capacity would be that value, "
@@ -3520,6 +3526,7 @@ class Builder(BuildRules, ConstexprRules):
         params = []
         frame = Frame(m, "", {}, "<kernel>", stores=_stores(fdef.body))
         self.constexpr_params = set()
+        self.kernel_stmt = (0, 0)  # the kernel-body statement being built (line, column)
         self.kernel_name = fdef.name
         for p, cx in kernel_params(m.scope, fdef):
             params.append(K.KParam(p.arg, cx, _loc(m.path, p),
@@ -3555,6 +3562,7 @@ class Builder(BuildRules, ConstexprRules):
                                        f"nor compiled); move it into a partition",
                                        rest, check="bad-warp-specialize")
                 break
+            self.kernel_stmt = (st.lineno, st.col_offset)  # (capacity_of_constexprs reads it)
             self.stmt(st)
         if ws is None:
             raise TleError(f"kernel '{fdef.name}' calls no tle.gpu.warp_specialize",
