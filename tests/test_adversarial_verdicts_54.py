@@ -17,6 +17,10 @@ Bugs found, one line each (before the fixes that came with this file):
   ring the kernel declares with capacity 1 (or a run-time N), exit 0; FIXED: refused at the
   capacity naming the rebinding's line (frontend/build.py ``capacity_of_constexprs``,
   ``bad-pipe``).
+- likewise a slot dimension (``tle.gpu.alloc([2, W])`` after ``W = 32`` or a ``tl.static_range``
+  loop over ``W``) was read as the parameter and lowered at DEFAULT_CONFIG's width (``[2, 64]``)
+  where the kernel declares ``[2, 32]``; FIXED: refused like any name the kernel body binds
+  (``Builder.alloc``, ``bad-alloc``, naming the binding's line).
 - a DEFAULT_CONFIG that is no literal (``"signature": SIG`` with ``SIG`` a module constant) beside
   a capacity read from a constexpr stopped tle-dump with an internal error (``TypeError`` in
   config_literal.decode_config, exit 3) for every flag; FIXED: such a config gives no values
@@ -146,6 +150,24 @@ def test_capacity_from_another_name_bound_once_is_read(tmp_path, capsys):
     code, err = dump(tmp_path, capsys, ring(PIPE + "    STAGES = 1\n"))
     expect(code, err, "verified")
     assert "with STAGES = 2 (read specialised)" in err
+
+
+@pytest.mark.parametrize("rebind", ["W = 32", "for W in tl.static_range(32, 33):\n        pass"])
+def test_slot_width_constexpr_bound_again_is_refused(tmp_path, capsys, rebind):
+    """Bug: ``tle.gpu.alloc([2, W])`` after ``W = 32`` was read as the parameter (DEFAULT_CONFIG's
+    64) and lowered as ``[2, 64]``: a slot the kernel declares 32 wide; refused as the
+    allocation of any name the kernel body binds is."""
+    body = f"    {rebind}\n    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, W], tl.float32))\n"
+    text = ring(body).replace("STAGES", "W").replace('{"W": 2}', '{"W": 64}')
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[bad-alloc]", "(the kernel body binds 'W' again at line 8)"))
+    # the twin: the parameter itself, lowered at the config's width
+    body = "    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, W], tl.float32))\n"
+    text = ring(body).replace("STAGES", "W").replace('{"W": 2}', '{"W": 64}')
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    src = gluon_source((str(write_kernel(tmp_path, text)), "k"), constexprs={"W": 64}).source
+    assert "gl.allocate_shared_memory(gl.float32, [2, 64]" in src
 
 
 # ------------------------------------------------------------------ DEFAULT_CONFIG's forms

@@ -3300,12 +3300,17 @@ class Builder(BuildRules, ConstexprRules):
                 # id), a name the kernel body binds or an expression of constexprs (`C * 1`) was
                 # verified and then refused there; Triton cannot allocate the first two either.
                 # (A name not defined here stays its source, a symbolic size, as before.)
-                if not isinstance(d, int) and d not in self.constexpr_params \
-                        and i not in symbolic:
+                if not isinstance(d, int) and i not in symbolic \
+                        and (d not in self.constexpr_params
+                             or self.constexpr_rebound(d) is not None):
+                    again = self.constexpr_rebound(d) if isinstance(d, str) else None
+                    again = "" if again is None else (
+                        f" (the kernel body binds '{d}' again" + (f" at line {again}"
+                                                                  if again else "") + ")")
                     raise self.err(f"tle.gpu.alloc: dimension `{ast.unparse(e)}` is not a "
-                                   f"compile-time integer the lowering can size: write an integer, "
-                                   f"a module constant, or a constexpr parameter of the kernel by "
-                                   f"its name", e, check="bad-alloc")
+                                   f"compile-time integer the lowering can size{again}: write an "
+                                   f"integer, a module constant, or a constexpr parameter of the "
+                                   f"kernel by its name", e, check="bad-alloc")
             shape = dims
         else:
             shape = Unevaluated(ast.unparse(shape_n))
@@ -3430,17 +3435,11 @@ class Builder(BuildRules, ConstexprRules):
         # (a plain assignment ends its constexpr binding; the variable of a tl.static_range
         # loop keeps its last value after the loop: any binding of the kernel body before the
         # statement being built counts)
-        kernel = self.frames[0]
-        here = getattr(self, "kernel_stmt", (0, 0))
-        rebound = [n.id for n in K.walk_expr(e) if isinstance(n, K.Name)
-                   and n.id in self.constexpr_params
-                   and (n.id not in kernel.constexprs
-                        or any(at < here for at in kernel.stores.get(n.id, ())))]
+        rebound = [(n.id, line) for n in K.walk_expr(e) if isinstance(n, K.Name)
+                   and (line := self.constexpr_rebound(n.id)) is not None]
         if rebound:
-            name = rebound[0]
-            line = min((ln for ln, c in kernel.stores.get(name, ()) if (ln, c) < here),
-                       default=None)
-            where = f" (line {line})" if line is not None else ""
+            name, line = rebound[0]
+            where = f" (line {line})" if line else ""
             raise self.err(f"pipe capacity `{ast.unparse(node)}` reads '{name}', which the "
                            f"kernel body binds again{where}: the capacity would be that value, "
                            f"not constexpr {name}'s; read the constexpr parameter itself, or "
@@ -3467,6 +3466,21 @@ class Builder(BuildRules, ConstexprRules):
                 f"kernel is read specialised, verified and lowered{unread}",
                 self.loc(node), tuple(dict.fromkeys(names)), self.kernel_name,
                 self.frames[0].module.default_config)
+
+    def constexpr_rebound(self, name: str) -> Optional[int]:
+        """For a constexpr parameter of the kernel that the kernel body has bound again before
+        the statement being built (a plain assignment, which ends its constexpr binding, or the
+        variable of a tl.static_range loop, which keeps its last value after the loop), the
+        line of the first such binding (0 when unknown); None otherwise. Such a name reads as
+        the same KIR name as the parameter, and holds the new value, not the constexpr's."""
+        if name not in self.constexpr_params:
+            return None
+        kernel = self.frames[0]
+        here = getattr(self, "kernel_stmt", (0, 0))
+        before = [at for at in kernel.stores.get(name, ()) if at < here]
+        if name in kernel.constexprs and not before:
+            return None
+        return min(before)[0] if before else 0
 
     def with_bound_constexprs(self, e: K.Expr) -> K.Expr:
         """``e`` (arithmetic, comparisons, Boolean operators) with each kernel constexpr this
