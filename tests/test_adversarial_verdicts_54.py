@@ -31,7 +31,36 @@ Bugs found, one line each (before the fixes that came with this file):
   STAGES and a safe ring was refused (exit 1); FIXED: a keyed config's keys name functions of
   the file (cli/dump.py ``_keyed_configs``), as the frontend's kernel_entry picks entries.
 
-Held (pinned below): ...
+Lower priority, fixed too: a DEFAULT_CONFIG value the kernel cannot be built with (``"STAGES":
+0``) or one that is no integer (``True``, ``2.0``, ``"2"``, ``None``) was refused as if the
+config gave no value ("give it a value"); the refusal now names the zero-size buffer or the
+value (cli/dump.py ``_literal_config``; build.py ``_no_integer_in_config``).
+
+Held (pinned below): the same statement binding the constexpr after its right-hand side
+(``STAGES, p = 1, tle.pipe(capacity=STAGES, ...)``) declares the constexpr's capacity; a
+rebinding after the declaration or after the helper call changes nothing; ``S: tl.constexpr =
+STAGES`` is read (and at ``--param STAGES=1`` deadlocks); capacity expressions through ``//``,
+``%``, a conditional expression, ``STAGES - STAGES + 1``, ``(STAGES, 1)[0]``, ``~STAGES + 4``,
+comparisons and Booleans are the numbers Python computes at each value, and the slot buffer's
+leading dimension must agree; keyed configs give two kernels sharing partitions each its own
+capacity (verdicts, ``--kernel``, ``--gluon``, ``--print-ir``, the memory-race proof at each
+kernel's values); the launch verifies per specialisation (STAGES = 1 refused before compiling).
+
+Tried and held, not pinned: a module constant of the capacity's name read by a helper (its
+value, also rebound later in the module: the last binding), a helper's default (``def mk(C=
+STAGES)``: the module's STAGES, or unknown), helper parameters named like the kernel's constexpr
+given ``STAGES - 1`` or a literal, nested helpers (``mk2(C + 1)``); ``min`` / ``max`` / ``abs`` /
+``tl.cdiv`` and a helper's conditional expression as a capacity (refused, ``bad-pipe``); floats
+(``STAGES / 1``, ``** -1``) refused; ``--param STAGES=0 / -1 / 100000 / 2**40`` (exit 2 naming
+the fault); a bool config value with ``--param STAGES=0`` (capacity ``STAGES + 1`` = 1,
+rejected); ``--format json`` / ``--graph`` / ``--print-ir`` / ``-p emit-gluon`` / several files
+in one run / the same file read with several binds in one process; a TMA copy under a
+constexpr ``if`` with per-kernel keyed values (the USE = 0 kernel's race found, the USE = 1 one
+lowered with the TMA copy); a kernel-body rebinding of a constexpr that decides an ``if`` around
+pipe events or TMA copies (refused: the two views disagree) or a loop bound (``for CNT in
+tl.static_range(...)``: read as the loop's last value, the hang found); a ``.kir`` printed from a
+kernel read specialised keeps its number capacity (``--param STAGES=1`` then names a value the
+.kir kernel, whose ring is fixed, does not read: true of that kernel).
 """
 
 from __future__ import annotations
@@ -229,3 +258,84 @@ def test_a_config_value_that_is_no_integer_is_named(tmp_path, capsys, value):
     expect(code, err, ("rejected", "[constexpr-operand]",
                        f"(DEFAULT_CONFIG gives STAGES {value.replace(chr(34), chr(39))}, "
                        f"no integer)"))
+
+
+# ------------------------------------------------------------------ held
+
+
+@pytest.mark.parametrize("cap,stages,want", [
+    ("STAGES // 2", 4, "verified"), ("STAGES // 2", 3, DEADLOCK),
+    ("2 if STAGES > 1 else 1", 3, "verified"), ("2 if STAGES > 1 else 1", 1, DEADLOCK),
+    ("STAGES - STAGES + 1", 5, DEADLOCK), ("(STAGES, 1)[0]", 2, "verified"),
+    ("(STAGES, 1)[1]", 2, DEADLOCK), ("~STAGES + 4", 2, DEADLOCK), ("~STAGES + 5", 2, "verified"),
+    ("(STAGES > 1) + 1", 2, "verified"), ("(STAGES > 1) + 1", 1, DEADLOCK),
+])
+def test_capacity_expressions_are_the_numbers_python_computes(tmp_path, capsys, cap, stages,
+                                                              want):
+    body = f"    p = tle.pipe(capacity={cap}, t=tle.gpu.alloc([{cap}, 64], tl.float32))\n"
+    code, err = dump(tmp_path, capsys, ring(body), "--param", f"STAGES={stages}")
+    expect(code, err, want)
+
+
+SECOND = '''
+
+@tle.jit(num_warps=4)
+def k2(x_ptr, y_ptr, N, STAGES: tl.constexpr):
+    tle.assume(N >= 0)
+    p = tle.pipe(capacity=STAGES, t=tle.gpu.alloc([STAGES, 64], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, x_ptr, N)), (cons, (p, y_ptr, N))], [4], [64])
+'''
+
+
+def keyed(a: int, b: int) -> str:
+    entry = f'{{"signature": {SIG}, "constexprs": {{"STAGES": VALUE}}, "num_warps": 4}}'
+    return (ring(value=None, helpers=SECOND)
+            + f'\n\nDEFAULT_CONFIG = {{"k": {entry.replace("VALUE", str(a))}, '
+              f'"k2": {entry.replace("VALUE", str(b))}}}\n')
+
+
+def test_two_kernels_sharing_partitions_each_at_its_own_capacity(tmp_path, capsys):
+    code, err = dump(tmp_path, capsys, keyed(2, 1))
+    assert code == 1 and "[double-acquire]" in err, err  # one kernel verified, one rejected
+    assert "k: verified for every value of N (N >= 0), with STAGES = 2" in err
+    assert "k2: rejected" in err
+    code, err = dump(tmp_path, capsys, keyed(2, 1), "--kernel", "k")
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, keyed(2, 1), "--kernel", "k2")
+    expect(code, err, DEADLOCK)
+    code, err = dump(tmp_path, capsys, keyed(1, 2), "--param", "STAGES=2")
+    expect(code, err, "verified")
+    path = write_kernel(tmp_path, keyed(2, 3))
+    assert shapes(path, "k", STAGES=2) == ["2"] and shapes(path, "k2", STAGES=3) == ["3"]
+
+
+RACE = '''
+
+def prod(p, x_ptr, N, y_ptr, S: tl.constexpr):
+    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + tl.arange(0, 64)))
+        w.commit(i)
+    tl.store(y_ptr + S * 64 + tl.arange(0, 64), tl.zeros([64], tl.float32))
+
+
+def cons(p, y_ptr, N):
+    r = p.reader()
+    for i in range(N):
+        s = r.wait(i)
+        tl.store(y_ptr + 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(s.slot.t)))
+        r.release(i)
+'''
+
+
+@pytest.mark.parametrize("a,b", [(2, 1), (1, 2)])
+def test_the_race_proof_reads_each_kernels_own_values(tmp_path, capsys, a, b):
+    """A store at ``y_ptr + STAGES * 64`` meets the reader's at ``y_ptr + 64`` at STAGES = 1
+    only: the kernel whose entry gives 1 is rejected, the other verified."""
+    text = keyed(a, b).replace("(prod, (p, x_ptr, N))", "(prod, (p, x_ptr, N, y_ptr, STAGES))")
+    text = text[:text.index("\n\ndef prod(")] + RACE + text[text.index("\n\nDEFAULT_CONFIG"):]
+    code, err = dump(tmp_path, capsys, text)
+    assert code == 1 and "can reach the same global address" in err, err
+    safe, racy = ("k", "k2") if a == 2 else ("k2", "k")
+    assert f"{safe}: verified for " in err and f"{racy}: rejected" in err, err
