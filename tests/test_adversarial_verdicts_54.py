@@ -44,9 +44,11 @@ STAGES`` is read (and at ``--param STAGES=1`` deadlocks); capacity expressions t
 comparisons and Booleans are the numbers Python computes at each value, and the slot buffer's
 leading dimension must agree; keyed configs give two kernels sharing partitions each its own
 capacity (verdicts, ``--kernel``, ``--gluon``, ``--print-ir``, the memory-race proof at each
-kernel's values); the launch verifies per specialisation (STAGES = 1 refused before compiling).
+kernel's values).
 
-Tried and held, not pinned: a module constant of the capacity's name read by a helper (its
+Tried and held, not pinned: a launch without a GPU (``k[(1,)](x, y, 4, STAGES=1)`` refused
+before compiling, STAGES = 2 and 3 compiled, ``STAGES=True`` refused at the capacity); a module
+constant of the capacity's name read by a helper (its
 value, also rebound later in the module: the last binding), a helper's default (``def mk(C=
 STAGES)``: the module's STAGES, or unknown), helper parameters named like the kernel's constexpr
 given ``STAGES - 1`` or a literal, nested helpers (``mk2(C + 1)``); ``min`` / ``max`` / ``abs`` /
