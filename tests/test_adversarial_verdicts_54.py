@@ -31,10 +31,14 @@ Bugs found, one line each (before the fixes that came with this file):
   STAGES and a safe ring was refused (exit 1); FIXED: a keyed config's keys name functions of
   the file (cli/dump.py ``_keyed_configs``), as the frontend's kernel_entry picks entries.
 
-Lower priority, fixed too: a DEFAULT_CONFIG value the kernel cannot be built with (``"STAGES":
-0``) or one that is no integer (``True``, ``2.0``, ``"2"``, ``None``) was refused as if the
-config gave no value ("give it a value"); the refusal now names the zero-size buffer or the
-value (cli/dump.py ``_literal_config``; build.py ``_no_integer_in_config``).
+Lower priority, fixed too: ``tle-dump --kernel k`` of a file whose DEFAULT_CONFIG is keyed by
+kernel name was refused for another kernel's fault (its entry's value failing a
+``tl.static_assert``, or no entry for its capacity): the kernels not asked for are no longer
+read (cli/dump.py ``_specialised_per_kernel``, ``load(..., only)``). A DEFAULT_CONFIG value
+the kernel cannot be built with (``"STAGES": 0``) or one that is no integer (``True``, ``2.0``,
+``"2"``, ``None``) was refused as if the config gave no value ("give it a value"); the
+refusal now names the zero-size buffer or the value (cli/dump.py ``_literal_config``; build.py
+``_no_integer_in_config``).
 
 Held (pinned below): the same statement binding the constexpr after its right-hand side
 (``STAGES, p = 1, tle.pipe(capacity=STAGES, ...)``) declares the constexpr's capacity; a
@@ -341,3 +345,24 @@ def test_the_race_proof_reads_each_kernels_own_values(tmp_path, capsys, a, b):
     assert code == 1 and "can reach the same global address" in err, err
     safe, racy = ("k", "k2") if a == 2 else ("k2", "k")
     assert f"{safe}: verified for " in err and f"{racy}: rejected" in err, err
+
+
+def test_kernel_flag_reads_only_the_kernels_asked_for_in_a_keyed_file(tmp_path, capsys):
+    """Lower priority: ``--kernel k`` of a keyed file was refused for k2's fault (k2's entry
+    gives STAGES = 1, where a partition's ``tl.static_assert(S >= 2)`` fails; or k2 has no entry
+    and its capacity no value)."""
+    text = keyed(2, 1).replace("(prod, (p, x_ptr, N))", "(prod, (p, x_ptr, N, STAGES))").replace(
+        "def prod(p, x_ptr, N):\n    w = p.writer()",
+        "def prod(p, x_ptr, N, S: tl.constexpr):\n    tl.static_assert(S >= 2)\n    w = p.writer()")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "`tl.static_assert(S >= 2)` fails"))
+    code, err = dump(tmp_path, capsys, text, "--kernel", "k")
+    expect(code, err, "verified")
+    assert "k2" not in err
+    code, err = dump(tmp_path, capsys, text, "--kernel", "k2")
+    expect(code, err, ("rejected", "`tl.static_assert(S >= 2)` fails"))
+    no_entry = keyed(2, 1).replace(', "k2": {', ', "other": {')
+    code, err = dump(tmp_path, capsys, no_entry, "--kernel", "k")
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, no_entry)
+    expect(code, err, ("rejected", "[constexpr-operand]"))
