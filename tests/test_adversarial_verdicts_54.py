@@ -77,7 +77,7 @@ import pytest
 
 from tle_compiler.lowering.compile import gluon_source
 
-from .adversarial_support import dump, expect, write_kernel
+from .adversarial_support import dump, expect, run_dump, write_kernel
 
 KERNEL = '''import triton.language as tl
 import tle_compiler as tle
@@ -361,6 +361,9 @@ def test_kernel_flag_reads_only_the_kernels_asked_for_in_a_keyed_file(tmp_path, 
     assert "k2" not in err
     code, err = dump(tmp_path, capsys, text, "--kernel", "k2")
     expect(code, err, ("rejected", "`tl.static_assert(S >= 2)` fails"))
+    for flags in (("--print-ir",), ("--gluon",)):
+        code, out, err = run_dump(capsys, *flags, "--kernel", "k", str(tmp_path / "kernel.py"))
+        assert code == 0 and ("capacity=2" in out or "[2, 64]" in out), err
     no_entry = keyed(2, 1).replace(', "k2": {', ', "other": {')
     code, err = dump(tmp_path, capsys, no_entry, "--kernel", "k")
     expect(code, err, "verified")
