@@ -31,14 +31,16 @@ Bugs found, one line each (before the fixes that came with this file):
   STAGES and a safe ring was refused (exit 1); FIXED: a keyed config's keys name functions of
   the file (cli/dump.py ``_keyed_configs``), as the frontend's kernel_entry picks entries.
 
-Lower priority, fixed too: ``tle-dump --kernel k`` of a file whose DEFAULT_CONFIG is keyed by
-kernel name was refused for another kernel's fault (its entry's value failing a
-``tl.static_assert``, or no entry for its capacity): the kernels not asked for are no longer
-read (cli/dump.py ``_specialised_per_kernel``, ``load(..., only)``). A DEFAULT_CONFIG value
-the kernel cannot be built with (``"STAGES": 0``) or one that is no integer (``True``, ``2.0``,
-``"2"``, ``None``) was refused as if the config gave no value ("give it a value"); the
-refusal now names the zero-size buffer or the value (cli/dump.py ``_literal_config``; build.py
-``_no_integer_in_config``).
+Lower priority, fixed too: an annotated ``DEFAULT_CONFIG: dict = {...}`` was no config to the
+frontend while tle-dump's other readers of the literal took it: refused for want of a value, or
+(keyed) verified and then not lowered (frontend/build.py ``Module``). ``tle-dump --kernel k`` of a
+file whose DEFAULT_CONFIG is keyed by kernel name was refused for another kernel's fault (its
+entry's value failing a ``tl.static_assert``, or no entry for its capacity): the kernels not asked
+for are no longer read (cli/dump.py ``_specialised_per_kernel``, ``load(..., only)``). A
+DEFAULT_CONFIG value the kernel cannot be built with (``"STAGES": 0``) or one that is no integer
+(``True``, ``2.0``, ``"2"``, ``None``) was refused as if the config gave no value ("give it a
+value"); the refusal now names the zero-size buffer or the value (cli/dump.py ``_literal_config``;
+build.py ``_no_integer_in_config``).
 
 Held (pinned below): the same statement binding the constexpr after its right-hand side
 (``STAGES, p = 1, tle.pipe(capacity=STAGES, ...)``) declares the constexpr's capacity; a
@@ -369,3 +371,17 @@ def test_kernel_flag_reads_only_the_kernels_asked_for_in_a_keyed_file(tmp_path, 
     expect(code, err, "verified")
     code, err = dump(tmp_path, capsys, no_entry)
     expect(code, err, ("rejected", "[constexpr-operand]"))
+
+
+@pytest.mark.parametrize("value,want", [(2, "verified"), (1, DEADLOCK)])
+def test_an_annotated_default_config_gives_its_values(tmp_path, capsys, value, want):
+    """Lower priority: ``DEFAULT_CONFIG: dict = {...}`` was no config to the frontend (tle-dump's
+    other readers took it): the safe ring was refused for want of a value, and a keyed one
+    verified was then not lowered ("give it a value")."""
+    text = ring(value=value).replace("DEFAULT_CONFIG = {", "DEFAULT_CONFIG: dict = {")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+    text = keyed(2, 3).replace("DEFAULT_CONFIG = {", "DEFAULT_CONFIG: dict = {")
+    code, out, err = run_dump(capsys, "--gluon", str(write_kernel(tmp_path, text)))
+    assert code == 0, err
+    assert re.findall(r"float32, \[(\d+), 64\]", out) == ["2", "3"]

@@ -164,8 +164,12 @@ class Module:
                 self.assigns.pop(n, None)
                 floats.pop(n, None)
             loc = Loc(path, st.lineno, st.col_offset + 1)
-            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and
-                                                  t.id == "DEFAULT_CONFIG" for t in st.targets):
+            # (`DEFAULT_CONFIG: dict = {...}` binds it too, as tle-dump's readers of the
+            # literal take it: read as no config, its constexprs were missing here alone)
+            if (isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and
+                                                   t.id == "DEFAULT_CONFIG" for t in st.targets)) \
+                    or (isinstance(st, ast.AnnAssign) and st.value is not None
+                        and isinstance(st.target, ast.Name) and st.target.id == "DEFAULT_CONFIG"):
                 try:
                     self.default_config = encode_config(ast.literal_eval(st.value))
                 except (ValueError, TypeError):
