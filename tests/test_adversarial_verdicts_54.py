@@ -50,7 +50,8 @@ STAGES`` is read (and at ``--param STAGES=1`` deadlocks); capacity expressions t
 comparisons and Booleans are the numbers Python computes at each value, and the slot buffer's
 leading dimension must agree; keyed configs give two kernels sharing partitions each its own
 capacity (verdicts, ``--kernel``, ``--gluon``, ``--print-ir``, the memory-race proof at each
-kernel's values).
+kernel's values); a constexpr bound again before the partitions take it (a window stride:
+``STEP = 2``, ``STEP += 1``, a ``tl.static_range`` loop over it) is read with the new value.
 
 Tried and held, not pinned: a launch without a GPU (``k[(1,)](x, y, 4, STAGES=1)`` refused
 before compiling, STAGES = 2 and 3 compiled, ``STAGES=True`` refused at the capacity); a module
@@ -385,3 +386,47 @@ def test_an_annotated_default_config_gives_its_values(tmp_path, capsys, value, w
     code, out, err = run_dump(capsys, "--gluon", str(write_kernel(tmp_path, text)))
     assert code == 0, err
     assert re.findall(r"float32, \[(\d+), 64\]", out) == ["2", "3"]
+
+
+STEP = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit(num_warps=4)
+def k(x_ptr, y_ptr, N, STEP: tl.constexpr, STAGES: tl.constexpr):
+    tle.assume(N >= 0)
+REBIND    p = tle.pipe(capacity=STAGES, t=tle.gpu.alloc([STAGES, 64], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, x_ptr, N, STEP)), (cons, (p, y_ptr, N))], [4], [64])
+
+
+def prod(p, x_ptr, N, S):
+    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i * S)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + tl.arange(0, 64)))
+        w.commit(i * S)
+
+
+def cons(p, y_ptr, N):
+    r = p.reader()
+    for i in range(N):
+        s = r.wait(i)
+        tl.store(y_ptr + i * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(s.slot.t)))
+        r.release(i)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32",
+                                "STEP": "constexpr", "STAGES": "constexpr"},
+                  "constexprs": {"STEP": 1, "STAGES": 2}, "num_warps": 4}
+'''
+
+
+@pytest.mark.parametrize("rebind", ["", "STEP = 2", "STEP += 1", "STEP, _ = 2, 0",
+                                    "for STEP in tl.static_range(2, 3):\n        pass"])
+def test_a_window_stride_bound_again_is_read_as_bound(tmp_path, capsys, rebind):
+    """Held: a constexpr the kernel body binds again before the partitions take it (a window
+    stride here) is read with the new value in the reading specialised to the config's (the
+    capacity's STAGES forces it): committed at ``2 * i``, waited at ``i``, rejected."""
+    text = STEP.replace("REBIND", f"    {rebind}\n" if rebind else "")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified" if not rebind else ("rejected", "[wait-never-committed]"))
