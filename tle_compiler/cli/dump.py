@@ -347,7 +347,8 @@ def _int_constexprs(values: dict) -> dict:
     return {k: v for k, v in values.items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
-def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
+def _specialised(path: Path, text: str, fixed: dict, err: TleError,
+                 only: Optional[Sequence[str]] = None) -> Loaded:
     """A kernel whose indices are affine only with its integer constexprs as numbers, read
     specialised to ``--param`` values and the file's DEFAULT_CONFIG constexprs (``err`` when there
     are none); the constexprs it binds are no longer params."""
@@ -358,7 +359,7 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
 
     keyed = _keyed_configs(path, text)
     if keyed is not None:
-        return _specialised_per_kernel(path, text, fixed, err, keyed)
+        return _specialised_per_kernel(path, text, fixed, err, keyed, only)
     try:
         bind = dict(default_config(str(path), "").get("constexprs", {}))
     except CapacityOfConstexprs as e:
@@ -368,7 +369,12 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
         bind = dict(cfg.get("constexprs", {})) if isinstance(cfg, dict) else {}
     except TleError as e:  # no DEFAULT_CONFIG: --param values only
         _refuse_contradicting_config(e)
-        bind = {}
+        # the kernel's build with the config's values failed (`"STAGES": 0`: a capacity and a
+        # slot buffer of 0): its values, read from the literal, so that the reading below names
+        # that fault rather than asking for values the config gives
+        literal = _literal_config(text) if e.check != "lowering" else None
+        values = literal.get("constexprs") if isinstance(literal, dict) else None
+        bind = dict(values) if isinstance(values, dict) else {}
     _refuse_int_as_bool(fixed, bind)
     default_bind = _int_constexprs(bind)
     bind = _int_constexprs({**bind, **fixed})
@@ -397,6 +403,28 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError) -> Loaded:
     return loaded
 
 
+def _literal_config(text: str, tree=None) -> object:
+    """The file's DEFAULT_CONFIG literal (the last binding, as Python runs the module); None
+    without one or for one that is no literal."""
+    import ast
+
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    cfg = None
+    for stmt in tree.body:  # the last binding counts, as Python runs the module
+        target = (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                  else stmt.target if isinstance(stmt, ast.AnnAssign) else None)
+        if isinstance(target, ast.Name) and target.id == "DEFAULT_CONFIG" and stmt.value:
+            try:
+                cfg = ast.literal_eval(stmt.value)
+            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
+                cfg = None
+    return cfg
+
+
 def _keyed_configs(path: Path, text: str) -> Optional[dict]:
     """A DEFAULT_CONFIG keyed by kernel name (a literal dict of dicts, no "signature" of its
     own), read from the file's text; None for any other (one config for every kernel, none, or
@@ -407,28 +435,27 @@ def _keyed_configs(path: Path, text: str) -> Optional[dict]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    cfg = None
-    for stmt in tree.body:  # the last binding counts, as Python runs the module
-        target = (stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
-                  else stmt.target if isinstance(stmt, ast.AnnAssign) else None)
-        if isinstance(target, ast.Name) and target.id == "DEFAULT_CONFIG" and stmt.value:
-            try:
-                cfg = ast.literal_eval(stmt.value)
-            except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-                cfg = None
+    cfg = _literal_config(text, tree)
+    # a key must name a function of the file, as the frontend picks a kernel's entry
+    # (config_literal.kernel_entry): `{"constexprs": {"STAGES": 2}}` is one config for every
+    # kernel, not the entry of a kernel named "constexprs" (read so, no kernel had a value)
+    functions = {st.name for st in tree.body if isinstance(st, ast.FunctionDef)}
     if isinstance(cfg, dict) and cfg and "signature" not in cfg \
-            and all(isinstance(k, str) and isinstance(v, dict) for k, v in cfg.items()):
+            and all(isinstance(k, str) and isinstance(v, dict) for k, v in cfg.items()) \
+            and any(k in functions for k in cfg):
         return cfg
     return None
 
 
 def _specialised_per_kernel(path: Path, text: str, fixed: dict, err: TleError,
-                            keyed: dict) -> Loaded:
+                            keyed: dict, only: Optional[Sequence[str]] = None) -> Loaded:
     """_specialised for a file whose DEFAULT_CONFIG gives each kernel its own constexprs: each
     kernel read alone, specialised to its own entry's values and the --param values (a kernel
     that needs none read as it is), so that one kernel's capacity or `if` on a constexpr leaves
     the file's other kernels readable. One name bound to two values in two kernels is refused:
-    the verdicts name one value per constexpr."""
+    the verdicts name one value per constexpr. ``only`` (--kernel), when every name in it is a
+    kernel of the file: the other kernels are not read (one that cannot be read with its own
+    entry must not refuse the kernels asked for)."""
     import ast
 
     from ..frontend.ast_reader import kernels_of_source
@@ -440,7 +467,10 @@ def _specialised_per_kernel(path: Path, text: str, fixed: dict, err: TleError,
     names = [st.name for st in tree.body
              if isinstance(st, ast.FunctionDef) and jit_decorator(scope, st)]
     infos, per_kernel = [], {}
+    asked = set(only) if only and set(only) <= set(names) else None
     for name in dict.fromkeys(names):
+        if asked is not None and name not in asked:
+            continue
         entry = keyed.get(name, {})
         own = entry.get("constexprs", {}) if isinstance(entry.get("constexprs"), dict) else {}
         _refuse_int_as_bool(fixed, own, name)
@@ -1496,11 +1526,14 @@ def _read_with_constexprs(path: Path, text: str, infos, fixed: dict) -> Loaded:
     return _loaded(path, infos, given)
 
 
-def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
+def load(path: Path, fixed: Optional[dict] = None,
+         only: Optional[Sequence[str]] = None) -> Loaded:
     """Read a .pipe or .py file into a Module, with the constexprs it had to be read specialised
     to (_specialised; usually none) or was read specialised to by a --param naming a constexpr
-    (_read_with_constexprs). Raises TleError (a rejection, exit 1) for frontend errors in a
-    kernel, _Unusable (exit 2) for input that cannot be read or parsed."""
+    (_read_with_constexprs). ``only``: the kernels --kernel asks for (in a file whose
+    DEFAULT_CONFIG is keyed by kernel name, the others are not read). Raises TleError (a
+    rejection, exit 1) for frontend errors in a kernel, _Unusable (exit 2) for input that cannot
+    be read or parsed."""
     text = _read_input(path)
     if path.suffix == ".pipe":
         from ..ir.parser import parse_module
@@ -1537,7 +1570,7 @@ def load(path: Path, fixed: Optional[dict] = None) -> Loaded:
                             f"Python {ver} reads it; fix the line, or run tle-dump with the "
                             f"Python the kernel is written for)") from None
         if e.check in SPECIALIZABLE:
-            return _specialised(path, text, fixed or {}, e)
+            return _specialised(path, text, fixed or {}, e, only)
         raise
     return _read_with_constexprs(path, text, infos, fixed or {})
 
@@ -2217,7 +2250,7 @@ def _run(args, fmt: str) -> int:
         args.debug_bound = _debug_bound(args)
 
     try:
-        loaded = load(path, fixed)
+        loaded = load(path, fixed, args.kernel)
     except TleError as e:  # the frontend cannot read a kernel: rejected, with no kernel report
         return _unreadable(args, fmt, path, e)
     kernels = [k for k in loaded.module.kernels if not args.kernel or k.name in args.kernel]

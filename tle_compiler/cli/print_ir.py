@@ -72,7 +72,7 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, ch
     from ..lowering.compile import kernel_info_of
     from .constexprs import lowering_constexprs, over_config
 
-    loaded = load(path, fixed)
+    loaded = load(path, fixed, args.kernel)
     check(fixed, [prog for prog in loaded.module.kernels
                   if not args.kernel or prog.name in args.kernel], loaded.specialised,
           loaded.constexprs, loaded.defaults)

@@ -164,8 +164,12 @@ class Module:
                 self.assigns.pop(n, None)
                 floats.pop(n, None)
             loc = Loc(path, st.lineno, st.col_offset + 1)
-            if isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and
-                                                  t.id == "DEFAULT_CONFIG" for t in st.targets):
+            # (`DEFAULT_CONFIG: dict = {...}` binds it too, as tle-dump's readers of the
+            # literal take it: read as no config, its constexprs were missing here alone)
+            if (isinstance(st, ast.Assign) and any(isinstance(t, ast.Name) and
+                                                   t.id == "DEFAULT_CONFIG" for t in st.targets)) \
+                    or (isinstance(st, ast.AnnAssign) and st.value is not None
+                        and isinstance(st.target, ast.Name) and st.target.id == "DEFAULT_CONFIG"):
                 try:
                     self.default_config = encode_config(ast.literal_eval(st.value))
                 except (ValueError, TypeError):
@@ -551,6 +555,22 @@ class CapacityOfConstexprs(TleError):
         self.names = names
         self.kernel = kernel   # the kernel's name
         self.config = config   # its file's DEFAULT_CONFIG, encoded (Module.default_config)
+
+
+def _no_integer_in_config(config: object, kernel: str, names: list) -> str:
+    """" (DEFAULT_CONFIG gives STAGES True, no integer)" for the first of ``names`` that the
+    kernel's DEFAULT_CONFIG entry (``config`` encoded) gives a value other than an integer (a
+    bool, a float, a string), which no reading binds; "" otherwise."""
+    from .config_literal import decode_config, kernel_entry
+
+    cfg, _ = kernel_entry(decode_config(config), kernel)
+    values = cfg.get("constexprs") if isinstance(cfg, dict) else None
+    if not isinstance(values, dict):
+        return ""
+    for n in dict.fromkeys(names):
+        if n in values and type(values[n]) is not int:
+            return f" (DEFAULT_CONFIG gives {n} {values[n]!r}, no integer)"
+    return ""
 
 
 @record
@@ -3371,12 +3391,17 @@ class Builder(BuildRules, ConstexprRules):
                 # id), a name the kernel body binds or an expression of constexprs (`C * 1`) was
                 # verified and then refused there; Triton cannot allocate the first two either.
                 # (A name not defined here stays its source, a symbolic size, as before.)
-                if not isinstance(d, int) and d not in self.constexpr_params \
-                        and i not in symbolic:
+                if not isinstance(d, int) and i not in symbolic \
+                        and (d not in self.constexpr_params
+                             or self.constexpr_rebound(d) is not None):
+                    again = self.constexpr_rebound(d) if isinstance(d, str) else None
+                    again = "" if again is None else (
+                        f" (the kernel body binds '{d}' again" + (f" at line {again}"
+                                                                  if again else "") + ")")
                     raise self.err(f"tle.gpu.alloc: dimension `{ast.unparse(e)}` is not a "
-                                   f"compile-time integer the lowering can size: write an integer, "
-                                   f"a module constant, or a constexpr parameter of the kernel by "
-                                   f"its name", e, check="bad-alloc")
+                                   f"compile-time integer the lowering can size{again}: write an "
+                                   f"integer, a module constant, or a constexpr parameter of the "
+                                   f"kernel by its name", e, check="bad-alloc")
             shape = dims
         else:
             shape = Unevaluated(ast.unparse(shape_n))
@@ -3494,6 +3519,23 @@ class Builder(BuildRules, ConstexprRules):
             e = self.value(node)
         except TleError:
             return None
+        # a name the kernel body bound again before the declaration (`STAGES = 1`, `STAGES =
+        # N`) reads as the same KIR name as the parameter: it holds that binding's value, not
+        # the constexpr's. Read as the parameter, the pipe was verified (and lowered) with the
+        # constexpr's capacity where the kernel declares another
+        # (a plain assignment ends its constexpr binding; the variable of a tl.static_range
+        # loop keeps its last value after the loop: any binding of the kernel body before the
+        # statement being built counts)
+        rebound = [(n.id, line) for n in K.walk_expr(e) if isinstance(n, K.Name)
+                   and (line := self.constexpr_rebound(n.id)) is not None]
+        if rebound:
+            name, line = rebound[0]
+            where = f" (line {line})" if line else ""
+            raise self.err(f"pipe capacity `{ast.unparse(node)}` reads '{name}', which the "
+                           f"kernel body binds again{where}: the capacity would be that value, "
+                           f"not constexpr {name}'s; read the constexpr parameter itself, or "
+                           f"bind the other value to another name (`S: tl.constexpr = ...`)",
+                           node, check="bad-pipe")
         names = [n.id for n in K.walk_expr(e)
                  if isinstance(n, K.Name) and n.id in self.constexpr_params]
         runtime = [n.id for n in K.walk_expr(e)
@@ -3503,13 +3545,33 @@ class Builder(BuildRules, ConstexprRules):
         if names and not runtime:
             listed = ", ".join(dict.fromkeys(names))
             first = next(iter(dict.fromkeys(names)))
+            config = self.frames[0].module.default_config
+            unread = (f" (DEFAULT_CONFIG, line {config[1]}, is no literal dict: tle-dump reads "
+                      f"no values from it)" if isinstance(config, tuple) and config
+                      and config[0] == "error" else _no_integer_in_config(config,
+                                                                          self.kernel_name, names))
             raise CapacityOfConstexprs(
                 f"pipe capacity `{ast.unparse(node)}` is read from constexpr {listed}: give "
                 f"{'it a value' if len(set(names)) == 1 else 'them values'} (DEFAULT_CONFIG's "
                 f"\"constexprs\", tle-dump --param {first}=..., or a launch's), with which the "
-                f"kernel is read specialised, verified and lowered",
+                f"kernel is read specialised, verified and lowered{unread}",
                 self.loc(node), tuple(dict.fromkeys(names)), self.kernel_name,
                 self.frames[0].module.default_config)
+
+    def constexpr_rebound(self, name: str) -> Optional[int]:
+        """For a constexpr parameter of the kernel that the kernel body has bound again before
+        the statement being built (a plain assignment, which ends its constexpr binding, or the
+        variable of a tl.static_range loop, which keeps its last value after the loop), the
+        line of the first such binding (0 when unknown); None otherwise. Such a name reads as
+        the same KIR name as the parameter, and holds the new value, not the constexpr's."""
+        if name not in self.constexpr_params:
+            return None
+        kernel = self.frames[0]
+        here = getattr(self, "kernel_stmt", (0, 0))
+        before = [at for at in kernel.stores.get(name, ()) if at < here]
+        if name in kernel.constexprs and not before:
+            return None
+        return min(before)[0] if before else 0
 
     def with_bound_constexprs(self, e: K.Expr) -> K.Expr:
         """``e`` (arithmetic, comparisons, Boolean operators) with each kernel constexpr this
@@ -3569,6 +3631,7 @@ class Builder(BuildRules, ConstexprRules):
         params = []
         frame = Frame(m, "", {}, "<kernel>", stores=_stores(fdef.body))
         self.constexpr_params = set()
+        self.kernel_stmt = (0, 0)  # the kernel-body statement being built (line, column)
         self.kernel_name = fdef.name
         for p, cx in kernel_params(m.scope, fdef):
             params.append(K.KParam(p.arg, cx, _loc(m.path, p),
@@ -3604,6 +3667,7 @@ class Builder(BuildRules, ConstexprRules):
                                        f"nor compiled); move it into a partition",
                                        rest, check="bad-warp-specialize")
                 break
+            self.kernel_stmt = (st.lineno, st.col_offset)  # (capacity_of_constexprs reads it)
             self.stmt(st)
         if ws is None:
             raise TleError(f"kernel '{fdef.name}' calls no tle.gpu.warp_specialize",

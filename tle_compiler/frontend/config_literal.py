@@ -19,10 +19,13 @@ def encode_config(v: object) -> object:
 
 
 def decode_config(v: object) -> object:
-    """The literal :func:`encode_config` encoded."""
+    """The literal :func:`encode_config` encoded; None for the mark of a DEFAULT_CONFIG that is
+    no literal (``("error", LINE)``, frontend/build.py), which gives no values."""
     if not isinstance(v, tuple):
         return v
     tag, items = v
+    if tag not in ("dict", "list", "tuple"):
+        return None
     if tag == "dict":
         return {decode_config(k): decode_config(x) for k, x in items}
     seq = [decode_config(x) for x in items]
