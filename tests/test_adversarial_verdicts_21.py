@@ -63,8 +63,8 @@ variable), `tle.assume` forms that bound nothing (refused) and affine ones, warp
 in a loop or under an `if`, partition parameters spelt in another order or with defaults, Python
 statements in a partition, kernels defined under module-level control flow, `@tle.jit()` and
 `@(tle.jit)`, argument types (i64, u32, fp32), a kernel-body value past i32 passed to a partition
-(the lowering passes Python's value as a constexpr), a capacity that is a constexpr (refused)
-or a module constant rebound after the kernel (the last binding read, as Python does), slot
+(the lowering passes Python's value as a constexpr), a capacity that is a constexpr (refused
+then; read specialised since, tests/test_pipe_capacity_constexpr.py) or a module constant rebound after the kernel (the last binding read, as Python does), slot
 pointers kept past their window (stored through after the commit, carried to a later window,
 returned by a helper and read after the release), derived params of a negative divisor and C's
 remainder of a shifted count, `tle.assume` in a partition or after warp_specialize (refused),
@@ -635,9 +635,6 @@ STRUCTURE = {
     "global in a partition": (ring(rbody="    global GG\n" + reader()), "[unsupported-statement]"),
     "a false tl.static_assert": (ring(rbody="    tl.static_assert(C == 4)\n" + reader()),
                                  "[unsupported-expression]"),
-    "a capacity that is a constexpr": (
-        ring().replace("capacity=2, tile=tle.gpu.alloc([2, 64]",
-                       "capacity=C, tile=tle.gpu.alloc([C, 64]"), "[bad-pipe]"),
     "a capacity constant rebound to 1 after the kernel (pairs held)": (
         ring(rbody=PAIRS, warg="(N // 2) * 2", prelude="CAP = 2\n").replace(
             "capacity=2, tile=tle.gpu.alloc([2, 64]", "capacity=CAP, tile=tle.gpu.alloc([CAP, 64]")
