@@ -1621,12 +1621,12 @@ class Builder(BuildRules, ConstexprRules):
             self.loop_depth -= 1
             f.regions.pop()
             reads = f.module_reads.pop() if RANGES[path] else None
-        if reads:
-            self.module_read_rebound(reads, stored, _trip_count(start, stop, step), s)
             self.static_vars = static_vars
             for name in carried:
                 f.carried.pop(name, None)
                 f.carried_by.pop(name, None)
+        if reads:
+            self.module_read_rebound(reads, stored, _trip_count(start, stop, step), s)
         self.same_each_iteration(before, stored, s)
         end = dict(f.env)
         self._merge(before, [end])
