@@ -498,8 +498,8 @@ def test_the_race_check_inputs_are_not_changed_after_the_fork(kernel, tmp_path, 
         info = loaded.infos.get(name)
         return getattr(info, "kir", None) or loaded.kirs.get(name)
 
-    def loading(p, fixed):
-        got = load(p, fixed)
+    def loading(p, fixed, *rest):
+        got = load(p, fixed, *rest)
         for name in got.infos:
             kir = kir_of(got, name)
             if kir is not None:
