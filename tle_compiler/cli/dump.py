@@ -352,7 +352,6 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError,
     """A kernel whose indices are affine only with its integer constexprs as numbers, read
     specialised to ``--param`` values and the file's DEFAULT_CONFIG constexprs (``err`` when there
     are none); the constexprs it binds are no longer params."""
-    from ..frontend.ast_reader import kernels_of_source
     from ..frontend.build import CapacityOfConstexprs
     from ..frontend.config_literal import decode_config, kernel_entry
     from .config import default_config
@@ -380,20 +379,7 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError,
     bind = _int_constexprs({**bind, **fixed})
     if not bind:
         raise err
-    try:
-        infos = kernels_of_source(text, str(path), bind=bind)
-    except TleError as e:
-        given = {k: v for k, v in fixed.items() if k in bind and default_bind.get(k) != v}
-        if not given:
-            raise
-        try:  # readable with DEFAULT_CONFIG's values: it is the values given it cannot take
-            kernels_of_source(text, str(path), bind=default_bind)
-        except TleError:
-            raise e from None
-        shown = ", ".join(f"{n}={v}" for n, v in given.items())
-        raise _Unusable(f"tle-dump: error: --param {shown}: the kernel cannot be read with "
-                        f"{'this value' if len(given) == 1 else 'these values'}: "
-                        f"{e.message.splitlines()[0]}{_at_line(e)}") from None
+    infos = _read_bound(text, path, None, bind, default_bind, fixed, "the kernel")
     bound = sorted({n for i in infos for n in i.constexprs if n in bind})
     loaded = _loaded(path, infos, {k: bind[k] for k in bound})
     _check_constexpr_values(loaded, {n: v for n, v in fixed.items() if n in bound})
@@ -423,6 +409,29 @@ def _literal_config(text: str, tree=None) -> object:
             except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
                 cfg = None
     return cfg
+
+
+def _read_bound(text: str, path: Path, name: Optional[str], bind: dict, defaults: dict,
+                fixed: dict, what: str) -> list:
+    """The kernels of ``text`` (or kernel ``name``) read specialised to ``bind``. Where that
+    reading fails but the one with DEFAULT_CONFIG's values (``defaults``) does not, it is the
+    --param values given that the kernel cannot take: _Unusable naming them and ``what``."""
+    from ..frontend.ast_reader import kernels_of_source
+
+    try:
+        return kernels_of_source(text, str(path), name=name, bind=bind or None)
+    except TleError as e:
+        given = {k: v for k, v in fixed.items() if k in bind and defaults.get(k) != v}
+        if not given:
+            raise
+        try:  # readable with DEFAULT_CONFIG's values: it is the values given it cannot take
+            kernels_of_source(text, str(path), name=name, bind=defaults or None)
+        except TleError:
+            raise e from None
+        shown = ", ".join(f"{n}={v}" for n, v in given.items())
+        raise _Unusable(f"tle-dump: error: --param {shown}: {what} cannot be read with "
+                        f"{'this value' if len(given) == 1 else 'these values'}: "
+                        f"{e.message.splitlines()[0]}{_at_line(e)}") from None
 
 
 def _keyed_configs(path: Path, text: str) -> Optional[dict]:
@@ -458,7 +467,6 @@ def _specialised_per_kernel(path: Path, text: str, fixed: dict, err: TleError,
     entry must not refuse the kernels asked for)."""
     import ast
 
-    from ..frontend.ast_reader import kernels_of_source
     from ..frontend.kernel import jit_decorator
     from ..frontend.scope import ModuleScope
 
@@ -475,21 +483,8 @@ def _specialised_per_kernel(path: Path, text: str, fixed: dict, err: TleError,
         own = entry.get("constexprs", {}) if isinstance(entry.get("constexprs"), dict) else {}
         _refuse_int_as_bool(fixed, own, name)
         bind = _int_constexprs({**own, **fixed})
-        try:
-            read = kernels_of_source(text, str(path), name=name, bind=bind or None)
-        except TleError as e:
-            defaults = _int_constexprs(own)
-            given = {k: v for k, v in fixed.items() if k in bind and defaults.get(k) != v}
-            if not given:
-                raise
-            try:  # readable with DEFAULT_CONFIG's values: it is the values given it cannot take
-                kernels_of_source(text, str(path), name=name, bind=defaults or None)
-            except TleError:
-                raise e from None
-            shown = ", ".join(f"{n}={v}" for n, v in given.items())
-            raise _Unusable(f"tle-dump: error: --param {shown}: kernel {name} cannot be read "
-                            f"with {'this value' if len(given) == 1 else 'these values'}: "
-                            f"{e.message.splitlines()[0]}{_at_line(e)}") from None
+        read = _read_bound(text, path, name, bind, _int_constexprs(own), fixed,
+                           f"kernel {name}")
         for info in read:
             per_kernel[info.name] = {n: bind[n] for n in info.constexprs if n in bind}
         infos.extend(read)
