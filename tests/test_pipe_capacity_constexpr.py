@@ -294,3 +294,22 @@ def test_two_pipes_whose_capacities_read_two_constexprs(tmp_path, capsys):
     expect(code, err, ("rejected", "[constexpr-operand]", "is read from constexpr B"))
     code, err = dump(tmp_path, capsys, without_b, "--param", "B=2")
     expect(code, err, "verified")
+
+
+def test_kernel_asked_for_that_binds_nothing_beside_one_that_reads_only_specialised(tmp_path,
+                                                                                   capsys):
+    """`--kernel k2` of a keyed file where k (capacity=STAGES) reads only specialised and k2 has
+    no constexpr: k2 is read as it is and verified (it was refused with k's capacity error)."""
+    text = keyed_file("2", 7).replace(
+        "def k2(x_ptr, y_ptr, N, STAGES: tl.constexpr):", "def k2(x_ptr, y_ptr, N):").replace(
+        '"k2": {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32", '
+        '"STAGES": "constexpr"}, "constexprs": {"STAGES": 7}',
+        '"k2": {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}, '
+        '"constexprs": {}')
+    assert "def k2(x_ptr, y_ptr, N):" in text and '"constexprs": {}' in text
+    code, err = dump(tmp_path, capsys, text, "--kernel", "k2")
+    expect(code, err, "verified")
+    assert "read specialised" not in err
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    assert "with STAGES = 2 (read specialised)" in err

@@ -461,8 +461,8 @@ def _specialised_per_kernel(path: Path, text: str, fixed: dict, err: TleError,
     """_specialised for a file whose DEFAULT_CONFIG gives each kernel its own constexprs: each
     kernel read alone, specialised to its own entry's values and the --param values (a kernel
     that needs none read as it is), so that one kernel's capacity or `if` on a constexpr leaves
-    the file's other kernels readable. One name bound to two values in two kernels is refused:
-    the verdicts name one value per constexpr. ``only`` (--kernel), when every name in it is a
+    the file's other kernels readable; one constexpr may take two values in two kernels, each
+    kernel's verdict naming its own (``Loaded.per_kernel``). ``only`` (--kernel), when every name in it is a
     kernel of the file: the other kernels are not read (one that cannot be read with its own
     entry must not refuse the kernels asked for)."""
     import ast
@@ -489,7 +489,11 @@ def _specialised_per_kernel(path: Path, text: str, fixed: dict, err: TleError,
             per_kernel[info.name] = {n: bind[n] for n in info.constexprs if n in bind}
         infos.extend(read)
     if not any(per_kernel.values()):
-        raise err
+        if asked is None:
+            raise err
+        # the kernels asked for read as they are, no constexpr bound (another kernel of the
+        # file is what reads only specialised)
+        return _loaded(path, infos, {})
     values: dict[str, set] = {}
     for kb in per_kernel.values():
         for n, v in kb.items():
