@@ -176,6 +176,22 @@ def test_a_body_triton_compiles_is_computed_as_triton_computes(tmp_path, dt, ys,
     assert check(tmp_path, dt, ys, body) == "same"
 
 
+#: bodies with a kernel-body name (a plain assignment: a tensor Triton's warp_specialize hands
+#: to the partition) passed on to a helper, where it is a tensor too: `add(t, k0)` of an int8
+#: tile is an i32 in Triton; it was computed in i8 (a random body found it)
+ACCEPTED_THROUGH_HELPERS = [
+    ("int8", "i8", "tl.store(y_ptr + p * 2048 + offs, tl.abs(add(t, k0)))", "k0 = 0"),
+    ("int8", "i8", "tl.store(y_ptr + p * 2048 + offs, add(t, k0) * 2 // 3)", "k0 = 0"),
+    ("int16", "i32", "tl.store(y_ptr + p * 2048 + offs, add(t, k0) // 7)", "k0 = 100"),
+]
+
+
+@pytest.mark.parametrize("dt,ys,body,kbody", ACCEPTED_THROUGH_HELPERS,
+                         ids=range(len(ACCEPTED_THROUGH_HELPERS)))
+def test_a_kernel_body_number_passed_to_a_helper_is_a_tensor_there(tmp_path, dt, ys, body, kbody):
+    assert check(tmp_path, dt, ys, body, kbody=kbody) == "same"
+
+
 #: bodies Triton refuses, and where TLE refuses them: a name bound as a tl.constexpr, then
 #: rebound in the body of a loop or a branch of an `if` on a run-time value (the assignment makes
 #: it a tensor; Triton refuses a loop-carried or branch-joined name whose type changes). They

@@ -3147,10 +3147,12 @@ class Builder(BuildRules, ConstexprRules):
         positional = [p.arg for p in sig.posonlyargs + sig.args]
         params = positional + [p.arg for p in sig.kwonlyargs]
         # Triton passes a tensor argument to a jit function as a tensor: a caller's local
-        # tensor name (`B = 64`, then `put(..., B)`) is one in the helper too
+        # tensor name (`B = 64`, then `put(..., B)`) is one in the helper too, and so is a
+        # partition's parameter given a name the kernel body binds by a plain assignment
+        # (`k0 = 0` in the body, then `add(t, k0)`: `a + b` of an i8 tile is an i32 there)
         passed = list(zip(positional, node.args)) + [(k.arg, k.value) for k in node.keywords]
         frame.tensor_params = {p: self.tensor_origin(t) for p, t in (
-            (p, self.local_tensor(a)) for p, a in passed) if p in params and t is not None}
+            (p, self._folded_tensor(a)) for p, a in passed) if p in params and t is not None}
         frame.tensor_items = {p: items for p, items in (
             (p, self.tensor_items_of(a)) for p, a in passed)
             if p in params and p not in frame.tensor_params and items}
