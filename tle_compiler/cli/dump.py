@@ -352,8 +352,6 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError,
     """A kernel whose indices are affine only with its integer constexprs as numbers, read
     specialised to ``--param`` values and the file's DEFAULT_CONFIG constexprs (``err`` when there
     are none); the constexprs it binds are no longer params."""
-    from ..frontend.build import CapacityOfConstexprs
-    from ..frontend.config_literal import decode_config, kernel_entry
     from .config import default_config
 
     keyed = _keyed_configs(path, text)
@@ -361,16 +359,12 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError,
         return _specialised_per_kernel(path, text, fixed, err, keyed, only)
     try:
         bind = dict(default_config(str(path), "").get("constexprs", {}))
-    except CapacityOfConstexprs as e:
-        # no build of the file without values for every pipe capacity's constexprs, which its
-        # DEFAULT_CONFIG lacks: the values it has, read from the literal the error carries
-        cfg, _ = kernel_entry(decode_config(e.config), "")
-        bind = dict(cfg.get("constexprs", {})) if isinstance(cfg, dict) else {}
     except TleError as e:  # no DEFAULT_CONFIG: --param values only
         _refuse_contradicting_config(e)
         # the kernel's build with the config's values failed (`"STAGES": 0`: a capacity and a
-        # slot buffer of 0): its values, read from the literal, so that the reading below names
-        # that fault rather than asking for values the config gives
+        # slot buffer of 0), or there is no build without values the config lacks (a second
+        # pipe capacity's constexpr): its values, read from the literal, so that the reading
+        # below names that fault rather than asking for values the config gives
         literal = _literal_config(text) if e.check != "lowering" else None
         values = literal.get("constexprs") if isinstance(literal, dict) else None
         bind = dict(values) if isinstance(values, dict) else {}
@@ -462,21 +456,19 @@ def _specialised_per_kernel(path: Path, text: str, fixed: dict, err: TleError,
     kernel read alone, specialised to its own entry's values and the --param values (a kernel
     that needs none read as it is), so that one kernel's capacity or `if` on a constexpr leaves
     the file's other kernels readable; one constexpr may take two values in two kernels, each
-    kernel's verdict naming its own (``Loaded.per_kernel``). ``only`` (--kernel), when every name in it is a
-    kernel of the file: the other kernels are not read (one that cannot be read with its own
-    entry must not refuse the kernels asked for)."""
+    kernel's verdict naming its own (``Loaded.per_kernel``). ``only`` (--kernel), when every
+    name in it is a kernel of the file: the other kernels are not read (one that cannot be read
+    with its own entry must not refuse the kernels asked for)."""
     import ast
 
-    from ..frontend.kernel import jit_decorator
+    from ..frontend.kernel import kernel_def_lines
     from ..frontend.scope import ModuleScope
 
     tree = ast.parse(text)
-    scope = ModuleScope(tree, str(path))
-    names = [st.name for st in tree.body
-             if isinstance(st, ast.FunctionDef) and jit_decorator(scope, st)]
+    names = list(kernel_def_lines(ModuleScope(tree, str(path)), tree))  # in the file's order
     infos, per_kernel = [], {}
     asked = set(only) if only and set(only) <= set(names) else None
-    for name in dict.fromkeys(names):
+    for name in names:
         if asked is not None and name not in asked:
             continue
         entry = keyed.get(name, {})

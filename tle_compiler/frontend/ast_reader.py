@@ -36,7 +36,7 @@ from ..ir.nodes import Loc, Module, walk_events
 from ..language.gpu import SharedBuffer
 from .budgets import with_budgets
 from .build import Built, CapacityOfConstexprs, build
-from .config_literal import decode_config, kernel_entry
+from .config_literal import entry_section
 from .context import FieldSpec, PipeInfo
 from .import_order import import_failure, parse_python
 from .kernel import KernelInfo, PartitionInfo, jit_decorator, kernel_params
@@ -95,22 +95,24 @@ class _Reading:
         #: why Python cannot import the file (import_order.import_failure), False when it can,
         #: None until a kernel is read
         self.import_failure: Optional[Union[TleError, bool]] = None
-        if built is None:
-            # every build binds the capacity's constexprs (folded like an `if` around TMA
-            # copies: the KIR holds the number); the others are learnt from the first build
-            self.branching = frozenset(pending.names)
-            self.constexprs = frozenset(pending.names)
-            self.stamps: dict = {}
-        else:
-            self.branching = _branching_constexprs(built)
-            self.constexprs = frozenset(p.name for _, k in built.kernels for p in k.params
-                                        if p.constexpr)
-            self.stamps = self.stamps_of(built)
+        # every build binds a pending capacity's constexprs (folded like an `if` around TMA
+        # copies: the KIR holds the number); the rest is learnt from the generic build, or
+        # without one from the first build
+        self.branching = frozenset(pending.names) if pending else frozenset()
+        self.constexprs = self.branching
+        self.stamps: dict = {}
+        if built is not None:
+            self.learn(built)
 
-    def stamps_of(self, built: Built) -> dict:
-        """The imported modules ``built`` read, with what their files were then."""
-        return {m_path: _stamp(m_path) for m_path in built.cache.modules
-                if m_path != os.path.abspath(self.path)}
+    def learn(self, built: Built) -> None:
+        """What every build of the file shares, read from ``built``: the constexprs whose
+        binding folds an `if` around pipe events or TMA copies, every constexpr argument, and
+        the imported modules it read, with what their files were then."""
+        self.branching = self.branching | _branching_constexprs(built)
+        self.constexprs = frozenset(p.name for _, k in built.kernels for p in k.params
+                                    if p.constexpr)
+        self.stamps = {m_path: _stamp(m_path) for m_path in built.cache.modules
+                       if m_path != os.path.abspath(self.path)}
 
     def generic(self) -> Built:
         """The generic build; for a kernel that has none (a pipe capacity read from constexprs),
@@ -119,12 +121,10 @@ class _Reading:
         such values."""
         if self.built is not None:
             return self.built
-        cfg, _ = kernel_entry(decode_config(self.pending.config), self.pending.kernel)
-        values = cfg.get("constexprs") if isinstance(cfg, dict) else None
+        values = entry_section(self.pending.config, self.pending.kernel, "constexprs")
         while True:
             names = self.pending.names
-            if not isinstance(values, dict) or not all(type(values.get(n)) is int
-                                                       for n in names):
+            if not all(type(values.get(n)) is int for n in names):
                 raise self.pending
             try:
                 return self.built_for({n: values[n] for n in names})
@@ -190,21 +190,13 @@ class _Reading:
                 if not all(type(bind.get(n)) is int for n in e.names):
                     raise self.pending from None
                 return self.built_for(bind, every)
-            if self.built is None and not self.folded:
-                # the first build of a kernel with no generic one: its imports and the rest of
-                # its constexprs (a capacity's are folded in every build)
-                self.stamps = self.stamps_of(built)
-                self.branching = self.branching | _branching_constexprs(built)
-                self.constexprs = frozenset(p.name for _, k in built.kernels for p in k.params
-                                            if p.constexpr)
-                self.folded[fold] = built
-                fold = tuple(sorted((n, v) for n, v in bind.items()
-                                    if n in self.branching or (every and n in self.constexprs)))
-                if fold not in self.folded:
-                    self.folded[fold] = build(self.path, self.name, bind=dict(fold),
-                                              text=self.text)
-                return self.folded[fold]
+            first = self.built is None and not self.folded
             self.folded[fold] = built
+            if first:
+                # the first build of a kernel with no generic one: what every build shares,
+                # after which the binding may fold more of its constexprs
+                self.learn(built)
+                return self.built_for(bind, every)
         return self.folded[fold]
 
 
@@ -369,7 +361,8 @@ def read_kir(path: PathLike, text: Optional[str] = None, name: Optional[str] = N
     objects :func:`read_kernels` of the same arguments carries in ``KernelInfo.kir``, whatever
     constexpr binding it reads them with."""
     p = os.fspath(path)
-    return [k for _, k in _reading(_read_text(p) if text is None else text, p, name).generic().kernels]
+    reading = _reading(_read_text(p) if text is None else text, p, name)
+    return [k for _, k in reading.generic().kernels]
 
 
 def kernel_signature(path: PathLike, name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

@@ -561,12 +561,9 @@ def _no_integer_in_config(config: object, kernel: str, names: list) -> str:
     """" (DEFAULT_CONFIG gives STAGES True, no integer)" for the first of ``names`` that the
     kernel's DEFAULT_CONFIG entry (``config`` encoded) gives a value other than an integer (a
     bool, a float, a string), which no reading binds; "" otherwise."""
-    from .config_literal import decode_config, kernel_entry
+    from .config_literal import entry_section
 
-    cfg, _ = kernel_entry(decode_config(config), kernel)
-    values = cfg.get("constexprs") if isinstance(cfg, dict) else None
-    if not isinstance(values, dict):
-        return ""
+    values = entry_section(config, kernel, "constexprs")
     for n in dict.fromkeys(names):
         if n in values and type(values[n]) is not int:
             return f" (DEFAULT_CONFIG gives {n} {values[n]!r}, no integer)"
@@ -3393,13 +3390,12 @@ class Builder(BuildRules, ConstexprRules):
                 # id), a name the kernel body binds or an expression of constexprs (`C * 1`) was
                 # verified and then refused there; Triton cannot allocate the first two either.
                 # (A name not defined here stays its source, a symbolic size, as before.)
+                rebound = self.constexpr_rebound(d) if isinstance(d, str) else None
                 if not isinstance(d, int) and i not in symbolic \
-                        and (d not in self.constexpr_params
-                             or self.constexpr_rebound(d) is not None):
-                    again = self.constexpr_rebound(d) if isinstance(d, str) else None
-                    again = "" if again is None else (
-                        f" (the kernel body binds '{d}' again" + (f" at line {again}"
-                                                                  if again else "") + ")")
+                        and (d not in self.constexpr_params or rebound is not None):
+                    again = "" if rebound is None else (
+                        f" (the kernel body binds '{d}' again" + (f" at line {rebound}"
+                                                                  if rebound else "") + ")")
                     raise self.err(f"tle.gpu.alloc: dimension `{ast.unparse(e)}` is not a "
                                    f"compile-time integer the lowering can size{again}: write an "
                                    f"integer, a module constant, or a constexpr parameter of the "
@@ -3528,8 +3524,8 @@ class Builder(BuildRules, ConstexprRules):
         # (a plain assignment ends its constexpr binding; the variable of a tl.static_range
         # loop keeps its last value after the loop: any binding of the kernel body before the
         # statement being built counts)
-        rebound = [(n.id, line) for n in K.walk_expr(e) if isinstance(n, K.Name)
-                   and (line := self.constexpr_rebound(n.id)) is not None]
+        read = [n.id for n in K.walk_expr(e) if isinstance(n, K.Name)]
+        rebound = [(n, line) for n in read if (line := self.constexpr_rebound(n)) is not None]
         if rebound:
             name, line = rebound[0]
             where = f" (line {line})" if line else ""
@@ -3538,27 +3534,22 @@ class Builder(BuildRules, ConstexprRules):
                            f"not constexpr {name}'s; read the constexpr parameter itself, or "
                            f"bind the other value to another name (`S: tl.constexpr = ...`)",
                            node, check="bad-pipe")
-        names = [n.id for n in K.walk_expr(e)
-                 if isinstance(n, K.Name) and n.id in self.constexpr_params]
-        runtime = [n.id for n in K.walk_expr(e)
-                   if isinstance(n, K.Name) and n.id not in self.constexpr_params]
-        if names and not runtime and all(type(self.bind.get(n)) is int for n in names):
+        names = tuple(dict.fromkeys(n for n in read if n in self.constexpr_params))
+        if not names or any(n not in self.constexpr_params for n in read):  # a runtime value
+            return None
+        if all(type(self.bind.get(n)) is int for n in names):
             return fold(self.with_bound_constexprs(e))
-        if names and not runtime:
-            listed = ", ".join(dict.fromkeys(names))
-            first = next(iter(dict.fromkeys(names)))
-            config = self.frames[0].module.default_config
-            unread = (f" (DEFAULT_CONFIG, line {config[1]}, is no literal dict: tle-dump reads "
-                      f"no values from it)" if isinstance(config, tuple) and config
-                      and config[0] == "error" else _no_integer_in_config(config,
-                                                                          self.kernel_name, names))
-            raise CapacityOfConstexprs(
-                f"pipe capacity `{ast.unparse(node)}` is read from constexpr {listed}: give "
-                f"{'it a value' if len(set(names)) == 1 else 'them values'} (DEFAULT_CONFIG's "
-                f"\"constexprs\", tle-dump --param {first}=..., or a launch's), with which the "
-                f"kernel is read specialised, verified and lowered{unread}",
-                self.loc(node), tuple(dict.fromkeys(names)), self.kernel_name,
-                self.frames[0].module.default_config)
+        config = self.frames[0].module.default_config
+        unread = (f" (DEFAULT_CONFIG, line {config[1]}, is no literal dict: tle-dump reads "
+                  f"no values from it)" if isinstance(config, tuple) and config
+                  and config[0] == "error" else _no_integer_in_config(config,
+                                                                      self.kernel_name, names))
+        raise CapacityOfConstexprs(
+            f"pipe capacity `{ast.unparse(node)}` is read from constexpr {', '.join(names)}: give "
+            f"{'it a value' if len(names) == 1 else 'them values'} (DEFAULT_CONFIG's "
+            f"\"constexprs\", tle-dump --param {names[0]}=..., or a launch's), with which the "
+            f"kernel is read specialised, verified and lowered{unread}",
+            self.loc(node), names, self.kernel_name, config)
 
     def constexpr_rebound(self, name: str) -> Optional[int]:
         """For a constexpr parameter of the kernel that the kernel body has bound again before

@@ -32,6 +32,16 @@ def decode_config(v: object) -> object:
     return seq if tag == "list" else tuple(seq)
 
 
+def entry_section(encoded: object, kernel: str, section: str) -> dict:
+    """The dict ``section`` ("constexprs", "signature") of kernel ``kernel``'s entry in an
+    encoded DEFAULT_CONFIG (the attribute the builder records; the entry of a config keyed by
+    kernel name), its string keys only; {} without one (no config, one that is no literal)."""
+    cfg, _ = kernel_entry(decode_config(encoded), kernel)
+    values = cfg.get(section) if isinstance(cfg, dict) else None
+    return {n: v for n, v in values.items() if isinstance(n, str)} \
+        if isinstance(values, dict) else {}
+
+
 def kernel_entry(cfg: object, kernel: str) -> tuple[object, bool]:
     """The entry for ``kernel`` of a decoded DEFAULT_CONFIG keyed by kernel name (a dict without
     "signature" that has the kernel's name as a key) and True; else ``cfg`` itself and False."""

@@ -5004,15 +5004,9 @@ def config_section(kernel: K.Kernel, section: str) -> dict[str, object]:
     """The dict ``section`` ("constexprs", "signature") of the DEFAULT_CONFIG the builder
     recorded on ``kernel`` (its entry for the kernel in a config keyed by kernel name), its
     string keys only; {} without one."""
-    from .config_literal import decode_config, kernel_entry
+    from .config_literal import entry_section
 
-    encoded = K.get_attr(kernel, "default_config")
-    if encoded is None or isinstance(encoded, tuple) and encoded[0] == "error":
-        return {}
-    cfg, _ = kernel_entry(decode_config(encoded), kernel.name)
-    values = cfg.get(section) if isinstance(cfg, dict) else None
-    return {n: v for n, v in values.items() if isinstance(n, str)} \
-        if isinstance(values, dict) else {}
+    return entry_section(K.get_attr(kernel, "default_config"), kernel.name, section)
 
 
 def _enclosing_ifs(body: tuple, target: K.Stmt) -> Optional[list]:
