@@ -219,6 +219,20 @@ def test_a_file_keyed_by_kernel_reads_each_with_its_own_values(tmp_path, capsys)
     expect(code, err, "verified")
 
 
+def test_kernel_asked_that_binds_nothing_gets_no_specialised_line(tmp_path, capsys):
+    """One DEFAULT_CONFIG for the file, k reading only with STAGES bound, k2 of a literal
+    capacity: `--kernel k2` shows k2 as it is read, so no line says the file was read
+    specialised to STAGES=2 (k2 has no STAGES); `--kernel k` keeps the line."""
+    text = kernel() + (OTHER.replace("NAME", "k2").replace("CAP", "2")
+                       .replace(", STAGES: tl.constexpr", ""))
+    code, err = dump(tmp_path, capsys, text, "--kernel", "k2")
+    expect(code, err, "verified")
+    assert "read specialised" not in err and "STAGES" not in err
+    code, err = dump(tmp_path, capsys, text, "--kernel", "k")
+    expect(code, err, "verified")
+    assert "read specialised to STAGES=2" in err and "with STAGES = 2" in err
+
+
 def test_one_constexpr_of_two_values_in_two_kernels_each_with_its_own(tmp_path, capsys):
     """k's entry gives STAGES 2, k2's 3: each kernel is verified and lowered with its own."""
     code, err = dump(tmp_path, capsys, keyed_file("STAGES", 3))

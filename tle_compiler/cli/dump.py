@@ -377,9 +377,15 @@ def _specialised(path: Path, text: str, fixed: dict, err: TleError,
     bound = sorted({n for i in infos for n in i.constexprs if n in bind})
     loaded = _loaded(path, infos, {k: bind[k] for k in bound})
     _check_constexpr_values(loaded, {n: v for n, v in fixed.items() if n in bound})
-    print(f"tle-dump: {path}: read specialised to {', '.join(f'{k}={bind[k]}' for k in bound)} "
-          f"({err.message.split(':')[0]} otherwise); the verdict holds for these values only",
-          file=sys.stderr)
+    # the line names what the kernels shown were read with: `--kernel k2` of a file whose other
+    # kernel is what reads only specialised shows k2 as it is, so no line for the file
+    asked = [i for i in infos if i.name in only] if only else infos
+    shown = sorted({n for i in (asked or infos) for n in i.constexprs if n in bind})
+    if shown:
+        print(f"tle-dump: {path}: read specialised to "
+              f"{', '.join(f'{k}={bind[k]}' for k in shown)} "
+              f"({err.message.split(':')[0]} otherwise); the verdict holds for these values only",
+              file=sys.stderr)
     return loaded
 
 
@@ -531,8 +537,11 @@ def _loaded(path: Path, infos, specialised: dict[str, int]) -> Loaded:
     configs = {i.name: _config_of(path, i) for i in infos}
     for i in infos:
         _check_config_constexprs(path, i.name, configs[i.name], getattr(i.kir, "params", ()))
+    # a signature's "constexpr" counts for an argument of the kernel only: one DEFAULT_CONFIG
+    # for a file of several kernels types one kernel's constexpr, which another may not take
     names = {i.name: tuple(dict.fromkeys((*i.constexprs, *(
-        n for n, t in configs[i.name].get("signature", {}).items() if t == "constexpr"))))
+        n for n, t in configs[i.name].get("signature", {}).items()
+        if t == "constexpr" and n in i.args))))
         for i in infos}
     return Loaded(Module(tuple(i.program for i in infos), str(path)), specialised, names,
                   {n: dict(c.get("constexprs", {})) for n, c in configs.items()},
