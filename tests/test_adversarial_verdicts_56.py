@@ -16,8 +16,9 @@ Bugs found, one line each (before the fixes that came with this file):
   tl.static_range(2): ... ab[j]``), which Triton 3.6 compiles (the variable is a constexpr in
   each unrolled iteration), was refused ("a tuple's index must be a constant"), for tuples of
   tiles, of numbers, of slot fields and of pipe handles alike, and through a helper given the
-  variable (``pick(ab, j)``); FIXED: such a loop is built unrolled, its body once per value with
-  the variable bound to it (build.py ``indexes_by`` / ``unrolled``), as Triton generates it;
+  variable (``pick(ab, j)``), or over a name a plain assignment bound before (``j = 5``);
+  FIXED: such a loop is built unrolled, its body once per value with the variable bound to it
+  as a constexpr (build.py ``indexes_by`` / ``unrolled``), as Triton generates it;
   the verdict is the unrolled events' (a release before the read, a mismatched index: rejected)
   and an unrolling past 16384 statements is refused as a loop kept whole is (check bad-loop).
   The refusal of an index on a range / tl.range variable now says to loop with tl.static_range.
@@ -28,6 +29,16 @@ Bugs found, one line each (before the fixes that came with this file):
   such an ``if`` is built as an ``if`` on a run-time value (constexpr_rules
   ``tensor_condition``): both branches, Triton's names after it; the lowered Gluon keeps the
   ``if`` (or, where the branch that never runs holds pipe events, only the one that runs).
+- a name bound to a run-time value that is no affine one (``n = tl.cdiv(N, 64)``) lost being
+  run-time when bound (protocol.py ``bind_name`` rebuilt the value without it): ``(n - 100) //
+  8`` was read with Python's flooring division where Triton's (and the Gluon's) truncates, so a
+  reader looping ``14 + q`` times at N = 1 was verified for 1 window against a writer's 1 and
+  waits a second on the GPU (a hang verified; so through a tuple or a helper's result), where
+  ``n -= 100`` or ``m = n - 100`` before the division were refused as divisions of a
+  compile-time number; and ``8 * n`` was taken for a compile-time number, so the matmul
+  tutorial's grouped ordering (``num_pid_in_group = GROUP_M * num_pid_n``, then ``pid //
+  num_pid_in_group``) was refused as a division of a tensor constant; FIXED: the binding keeps
+  ``runtime`` (the bundled kernels' verdicts and Gluon are unchanged).
 - ``tl.make_tensor_descriptor`` (and ``tl.load_tensor_descriptor`` /
   ``tl.store_tensor_descriptor``) was refused by the lowering with no word of what to write, and
   a descriptor's ``k_desc.load([...])`` with "cannot be called in a kernel" alone; FIXED: both
@@ -40,17 +51,24 @@ to ``-inf``, ``tl.math.exp2``, ``alpha`` rescales, ``tl.dot(p, v, acc=acc)``, a 
 another module dividing by ``l_i``, ``tl.cdiv`` grids, ``tl.multiple_of`` / ``tl.max_contiguous``
 hints, ``tl.static_assert``, ``tl.device_print``), ``tl.sum(..., keep_dims=True)``, tensor
 members (``t.sum(1)``, ``t.max(axis=0)``), ``tl.expand_dims`` / ``tl.broadcast_to``, a helper
-returning a tuple, ``tl.range`` over a ``tl.cdiv``: verified, lowered, and computing what
-Triton computes. Refused with their line and what to write: ``tl.range(..., num_stages=3)``,
+returning a tuple, ``tl.range`` over a ``tl.cdiv``, ``tl.dot(..., out_dtype=tl.float32)`` and
+``acc += tl.dot(...)``, the matmul tutorial's producer (masks on K, pointer increments
+``a_ptrs += BK * stride_ak``) once its grouped ordering reads: verified, lowered, and (where
+compared) computing what Triton computes; a ``tl.cdiv`` the kernel body binds and hands to a
+partition divides as C's there. Refused with their line and what to write: ``tl.range(..., num_stages=3)``,
 ``tl.make_block_ptr`` / ``tl.advance``, ``tl.clamp`` / ``tl.cumsum``, an early ``return``
 before pipe events, ``tl.dot`` of 32 rows (wgmma's 64), ``range(0, M, 16)`` of an unbounded
 ``M`` (its i32 counter may wrap: bound it with tle.assume), ``cache_modifier`` with
-``eviction_policy``.
+``eviction_policy``, ``tl.permute``; ``tl.dot(..., input_precision="tf32")`` is refused as
+"not supported by the lowering (only its default, None)", which leaves the user to infer that
+the keyword is to be dropped.
 
 Open (no race or hang: Triton refuses the source, and the lowered kernel runs what was
 verified): a conditional expression on such a tensor name (``f = 1; n = N if f else 2.0``) is
 taken on its folded value, where Triton builds a run-time select and refuses operands of two
-types ("inconsistent types int32 and fp32").
+types ("inconsistent types int32 and fp32"); in the kernel body, `f = 1; if f: M = N` then
+`M` handed to a partition is verified, where Triton refuses `M` as not defined (the builder's
+run-time reading of such an `if` is a partition's only).
 """
 
 from __future__ import annotations
@@ -106,6 +124,9 @@ PICKED = {
     "a tuple of indices": "ix = (0, 1)\n" + loop("for j in tl.static_range(2):",
                                                  put("2 * p + ix[j]")),
     "through a helper": TILES + loop("for j in tl.static_range(2):", "fill(w, ab, 2 * p + j, j)"),
+    # the loop binds a constexpr over a name a plain assignment bound (a tensor) before
+    "a name bound before": TILES + "j = 5\n" + loop("for j in tl.static_range(2):", put(
+        "2 * p + j").replace("tl.load(x_ptr + tl.arange(0, 64))", "ab[j]")),
 }
 FILL_HELPER = '''
 def fill(w, ab, i, j):
@@ -512,3 +533,168 @@ def test_tutorial_math_computes_what_triton_computes(tmp_path, monkeypatch, name
     assert o.plain is not None, o.why_plain
     assert o.tle is not None, o.why_tle or o.tle_crash
     assert o.slices_plain == o.slices_tle, (o.slices_plain, o.slices_tle)
+
+
+# ------------------------------------------- a run-time value bound to a name stays run-time
+
+def test_triton_truncates_the_division_of_a_named_cdiv(tmp_path, monkeypatch):
+    """The oracle: `n = tl.cdiv(N, 64)` is an i32 tensor, and `(n - 100) // 8` Triton's
+    truncating signed division (arith.divsi, no flooring correction), -12 at N = 1."""
+    ttir = triton_ttir(tmp_path, monkeypatch, triton_k(
+        "n = tl.cdiv(N, 64)\nq = (n - 100) // 8\ntl.store(x_ptr + q, 1.0)"), "r56cdiv")
+    assert "arith.divsi" in ttir and "arith.select" not in ttir, ttir
+
+
+#: the count `14 + q` bound in other ways (the loop follows each)
+NAMED_CDIVS = {
+    "named": "n = tl.cdiv(N, 64)\nq = (n - 100) // 8\n",
+    "unpacked": "n, z = tl.cdiv(N, 64), 0\nq = (n - 100) // 8\n",
+    "a helper's": "n = cd(N)\nq = (n - 100) // 8\n",
+    "augmented": "n = tl.cdiv(N, 64)\nn -= 100\nq = n // 8\n",
+    "derived": "n = tl.cdiv(N, 64)\nm = n - 100\nq = m // 8\n",
+    # an affine run-time value: read right before too
+    "affine": "n = tl.cdiv(N, 64) + 0 * N\nq = (n - 100) // 8\n",
+}
+CD = "\ndef cd(x):\n    return tl.cdiv(x, 64)\n"
+SMALL_N = "tle.assume(N >= 1)\ntle.assume(N <= 64)\n"
+
+
+@pytest.mark.parametrize("name", sorted(NAMED_CDIVS))
+def test_a_named_cdiv_divides_as_triton_does(tmp_path, capsys, name):
+    """The reader waits index 1, which the writer never commits. Before: `named`, `unpacked`
+    and `a helper's` verified (q = -13, Python's), `augmented` and `derived` refused as a
+    division of a compile-time number ("bound more than once", "an expression of a
+    tl.static_range variable or a constexpr")."""
+    reader = NAMED_CDIVS[name] + loop("for p in range(14 + q):", get("p"))
+    text = kernel(loop("for p in range(1):", put("p")), reader, body=SMALL_N, extra=CD)
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[wait-never-committed]", "(q=-12)"))
+
+
+@pytest.mark.parametrize("name", ["augmented", "derived", "named"])
+def test_a_named_cdiv_count_on_both_sides_is_verified(tmp_path, capsys, name):
+    """Both partitions count `14 + q` alike. Before: `augmented` and `derived` refused."""
+    count = NAMED_CDIVS[name]
+    text = kernel(count + loop("for p in range(14 + q):", put("p")),
+                  count + loop("for p in range(14 + q):", get("p")), body=SMALL_N, extra=CD)
+    expect(*dump(tmp_path, capsys, text), "verified")
+
+
+def test_a_kernel_body_cdiv_handed_to_a_partition_divides_as_triton_does(tmp_path, capsys):
+    text = kernel(loop("for p in range(1):", put("p")),
+                  "q = (N - 100) // 8\n" + loop("for p in range(14 + q):", get("p")),
+                  body=SMALL_N + "n = tl.cdiv(N, 64)\n")
+    text = text.replace("(consume, (kv, y_ptr, N, C))", "(consume, (kv, y_ptr, n, C))")
+    expect(*dump(tmp_path, capsys, text), ("rejected", "[wait-never-committed]", "(q=-12)"))
+
+
+def test_the_cdiv_written_in_place_was_and_is_read_alike(tmp_path, capsys):
+    text = kernel(loop("for p in range(1):", put("p")),
+                  "q = (tl.cdiv(N, 64) - 100) // 8\n" + loop("for p in range(14 + q):",
+                                                               get("p")),
+                  body=SMALL_N)
+    expect(*dump(tmp_path, capsys, text), ("rejected", "[wait-never-committed]"))
+
+
+def test_a_product_of_a_named_cdiv_is_no_tensor_constant(tmp_path, capsys):
+    """Before: refused, "`g` is bound to a compile-time value the frontend does not fold"."""
+    writer = ("pid = tl.program_id(0)\nn = tl.cdiv(N, 64)\ng = 8 * n\nx = pid // g\n"
+              + loop("for p in range(N):", put("p")) + "tl.store(x_ptr + x, 1.0)\n")
+    expect(*dump(tmp_path, capsys, kernel(writer, N_WINDOWS)), "verified")
+
+
+#: Triton's matmul tutorial (grouped ordering, masks on K, pointer increments, `tl.dot` into the
+#: accumulator), its loads in the producer and its wgmma in the consumer
+MATMUL = '''import triton
+import triton.language as tl
+
+import tle_compiler as tle
+
+BM = tl.constexpr(64)
+BN = tl.constexpr(64)
+BK = tl.constexpr(64)
+GROUP_M = tl.constexpr(8)
+
+
+@tle.jit(num_warps=4)
+def matmul(a_ptr, b_ptr, c_ptr, M, N, K, stride_am, stride_ak, stride_bk, stride_bn,
+           stride_cm, stride_cn):
+    tle.assume(K >= 0)
+    NK = tl.cdiv(K, BK)
+    ab = tle.pipe(capacity=3, a=tle.gpu.alloc([3, BM, BK], tl.float16),
+                  b=tle.gpu.alloc([3, BK, BN], tl.float16))
+    tle.gpu.warp_specialize([(load, (ab, a_ptr, b_ptr, M, N, K, NK, stride_am, stride_ak,
+                                     stride_bk, stride_bn)),
+                             (mma, (ab, c_ptr, M, N, NK, stride_cm, stride_cn))], [4], [232])
+
+
+def tile_ids(M, N):
+    pid = tl.program_id(axis=0)
+    num_pid_m = tl.cdiv(M, BM)
+    num_pid_n = tl.cdiv(N, BN)
+    num_pid_in_group = GROUP_M * num_pid_n
+    group_id = pid // num_pid_in_group
+    first_pid_m = group_id * GROUP_M
+    group_size_m = min(num_pid_m - first_pid_m, GROUP_M)
+    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)
+    pid_n = (pid % num_pid_in_group) // group_size_m
+    return pid_m, pid_n
+
+
+def load(ab, a_ptr, b_ptr, M, N, K, NK, stride_am, stride_ak, stride_bk, stride_bn):
+    pid_m, pid_n = tile_ids(M, N)
+    offs_am = (pid_m * BM + tl.arange(0, BM)) % M
+    offs_bn = (pid_n * BN + tl.arange(0, BN)) % N
+    offs_k = tl.arange(0, BK)
+    a_ptrs = a_ptr + (offs_am[:, None] * stride_am + offs_k[None, :] * stride_ak)
+    b_ptrs = b_ptr + (offs_k[:, None] * stride_bk + offs_bn[None, :] * stride_bn)
+    w = ab.writer()
+    for k in range(0, NK):
+        s = w.acquire(k)
+        a = tl.load(a_ptrs, mask=offs_k[None, :] < K - k * BK, other=0.0)
+        b = tl.load(b_ptrs, mask=offs_k[:, None] < K - k * BK, other=0.0)
+        tl.store(tle.gpu.local_ptr(s.a), a)
+        tl.store(tle.gpu.local_ptr(s.b), b)
+        w.commit(k)
+        a_ptrs += BK * stride_ak
+        b_ptrs += BK * stride_bk
+
+
+def mma(ab, c_ptr, M, N, NK, stride_cm, stride_cn):
+    pid_m, pid_n = tile_ids(M, N)
+    r = ab.reader()
+    accumulator = tl.zeros((BM, BN), dtype=tl.float32)
+    for k in range(0, NK):
+        res = r.wait(k)
+        accumulator = tl.dot(tl.load(tle.gpu.local_ptr(res.slot.a)),
+                             tl.load(tle.gpu.local_ptr(res.slot.b)), accumulator)
+        r.release(k)
+    c = accumulator.to(tl.float16)
+    offs_cm = pid_m * BM + tl.arange(0, BM)
+    offs_cn = pid_n * BN + tl.arange(0, BN)
+    c_ptrs = c_ptr + stride_cm * offs_cm[:, None] + stride_cn * offs_cn[None, :]
+    c_mask = (offs_cm[:, None] < M) & (offs_cn[None, :] < N)
+    tl.store(c_ptrs, c, mask=c_mask)
+
+
+DEFAULT_CONFIG = {
+    "signature": {"a_ptr": "*fp16", "b_ptr": "*fp16", "c_ptr": "*fp16", "M": "i32", "N": "i32",
+                  "K": "i32", "stride_am": "i32", "stride_ak": "i32", "stride_bk": "i32",
+                  "stride_bn": "i32", "stride_cm": "i32", "stride_cn": "i32"},
+    "constexprs": {},
+    "num_warps": 4,
+    "grid": (1,),
+}
+'''
+
+
+def test_the_matmul_tutorial_is_verified_and_lowered(tmp_path, capsys):
+    """Before: refused at `pid // num_pid_in_group` (the product of a named cdiv taken for a
+    compile-time number)."""
+    pytest.importorskip("triton.experimental.gluon")
+    from tle_compiler.cli.dump import main as tle_dump
+    path = tmp_path / "matmul.py"
+    path.write_text(MATMUL)
+    assert tle_dump(["-q", "--gluon", str(path)]) == 0, capsys.readouterr()
+    out = capsys.readouterr().out
+    assert "warpgroup_mma(" in out and "a_ptrs = (a_ptrs + (BK * stride_ak))" in out, out

@@ -699,8 +699,9 @@ def _unrolled_size(stmts) -> int:
     return n
 
 
-def _has_events(body: tuple) -> bool:
-    """Whether the kernel IR ``body`` holds a pipe event or a TMA copy."""
+def has_events(body: tuple) -> bool:
+    """Whether the kernel IR ``body`` holds a pipe event or a TMA copy (ast_reader reads it
+    too)."""
     return any(isinstance(e, K.Event) or (isinstance(e, K.Op) and e.name == "tle.gpu.tma_load")
                for x in K.walk_stmts(body) for y in K.stmt_exprs(x) for e in K.walk_expr(y))
 
@@ -1720,6 +1721,9 @@ class Builder(BuildRules, ConstexprRules):
                 f.env[name] = Static("const", K.Const(v, self.loc(s.target)))
                 self.tuple_shapes.pop(f.kir(name), None)
                 self.runtime.discard(f.kir(name))
+                # a constexpr, whatever bound the name before (`j = 5`, a tensor, is no longer
+                # the binding the tensor rules read)
+                self.bound_at.pop(f.kir(name), None)
                 out.extend(self.block(s.body))
                 if _unrolled_size(out) > _MAX_UNROLLED:
                     # the bound triton_rules.static_range_rule holds a loop kept whole to
@@ -1944,7 +1948,7 @@ class Builder(BuildRules, ConstexprRules):
             f.lost.discard(name)
             f.lost_buffers.pop(name, None)
             self.tuple_shapes.pop(f.kir(name), None)
-        if tensor and _has_events(orelse if folded else then):
+        if tensor and has_events(orelse if folded else then):
             # an `if` on a tensor of a folded value (tensor_condition) whose branch that never
             # runs holds pipe events: the protocol view decides the `if`, and the lowering
             # pairs the kernel IR's events with the view's, so only the branch that runs is

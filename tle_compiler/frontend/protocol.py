@@ -3269,8 +3269,13 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
 
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and value.key is not None and value.hint is None:
+            # the value named keeps whether Triton computes it at run time: `n = tl.cdiv(N,
+            # 64)` then `(n - 100) // 8` is C's truncating division, as written in place; it
+            # was read as Python's flooring one (a reader's trip count one short of the GPU's:
+            # a hang verified), and `8 * n` as a compile-time number (`pid // g` refused)
             value = Data(node=value.node, fields=value.fields, key=value.key,
-                         hint=self.k.names.py(name), why=value.why, wide=value.wide)
+                         hint=self.k.names.py(name), why=value.why, wide=value.wide,
+                         runtime=value.runtime)
         self.env[name] = value
 
     # -- merging environments -------------------------------------------------------------------
