@@ -39,6 +39,14 @@ Bugs found, one line each (before the fixes that came with this file):
   tutorial's grouped ordering (``num_pid_in_group = GROUP_M * num_pid_n``, then ``pid //
   num_pid_in_group``) was refused as a division of a tensor constant; FIXED: the binding keeps
   ``runtime`` (the bundled kernels' verdicts and Gluon are unchanged).
+- the persistent loop of Triton's tutorials (``for tile in range(pid, N, num_programs)``) around
+  pipe events was refused with "the step must be a non-zero integer literal or constant" alone;
+  FIXED: the refusal says what to write (a counter over ``tl.cdiv(N - pid, np)`` and ``pid + k *
+  np`` in the body, which is verified).
+- ``tl.dot(..., input_precision="tf32")`` (and any keyword the lowering takes at its default
+  only) was refused as "not supported by the lowering (only its default, None)" without saying
+  what to write; FIXED: it says to leave the keyword out where its default computes what is
+  meant.
 - ``tl.make_tensor_descriptor`` (and ``tl.load_tensor_descriptor`` /
   ``tl.store_tensor_descriptor``) was refused by the lowering with no word of what to write, and
   a descriptor's ``k_desc.load([...])`` with "cannot be called in a kernel" alone; FIXED: both
@@ -59,9 +67,7 @@ partition divides as C's there. Refused with their line and what to write: ``tl.
 ``tl.make_block_ptr`` / ``tl.advance``, ``tl.clamp`` / ``tl.cumsum``, an early ``return``
 before pipe events, ``tl.dot`` of 32 rows (wgmma's 64), ``range(0, M, 16)`` of an unbounded
 ``M`` (its i32 counter may wrap: bound it with tle.assume), ``cache_modifier`` with
-``eviction_policy``, ``tl.permute``; ``tl.dot(..., input_precision="tf32")`` is refused as
-"not supported by the lowering (only its default, None)", which leaves the user to infer that
-the keyword is to be dropped.
+``eviction_policy``, ``tl.permute``.
 
 Open (no race or hang: Triton refuses the source, and the lowered kernel runs what was
 verified): a conditional expression on such a tensor name (``f = 1; n = N if f else 2.0``) is
@@ -446,6 +452,19 @@ def test_unlowered_tutorial_loads_say_what_to_write(tmp_path, capsys, name):
     assert "attention.py:37:" in err, err
 
 
+def test_a_dot_keyword_at_another_value_says_what_to_write(tmp_path, capsys):
+    """Before: "... (only its default, None); it would compute something else than the kernel
+    says" alone."""
+    from .adversarial_support import run_dump
+    path = _attention(tmp_path, LOADS["pointers"])
+    text = path.read_text()
+    assert "tl.trans(k))\n" in text
+    path.write_text(text.replace("tl.trans(k))\n", "tl.trans(k), input_precision=\"tf32\")\n"))
+    code, _, err = run_dump(capsys, "-q", str(path))
+    expect(code, err, ("rejected", "`tl.dot(..., input_precision=...)` is not supported by the "
+                                   "lowering", "leave `input_precision=` out"))
+
+
 def test_a_descriptor_method_says_what_to_write(tmp_path, capsys):
     """Before: "`k_desc.load` cannot be called in a kernel" alone."""
     writer = loop("for p in range(N):", put("p").replace("tl.load(x_ptr + tl.arange(0, 64))",
@@ -698,3 +717,24 @@ def test_the_matmul_tutorial_is_verified_and_lowered(tmp_path, capsys):
     assert tle_dump(["-q", "--gluon", str(path)]) == 0, capsys.readouterr()
     out = capsys.readouterr().out
     assert "warpgroup_mma(" in out and "a_ptrs = (a_ptrs + (BK * stride_ak))" in out, out
+
+
+# ------------------------------------------- the persistent loop of Triton's tutorials
+
+PERSISTENT = "pid = tl.program_id(0)\nnp = tl.num_programs(0)\n"
+
+
+def test_a_persistent_loop_says_what_to_write(tmp_path, capsys):
+    """`for tile in range(pid, N, num_programs)` with events: the step must be a constant;
+    before, the refusal said only that."""
+    writer = PERSISTENT + "i = 0\n" + loop("for t in range(pid, N, np):", put("i") + "i += 1\n")
+    code, err = dump(tmp_path, capsys, kernel(writer, N_WINDOWS))
+    expect(code, err, ("rejected", "[non-affine-loop]", "got `np`; to stride by a run-time step",
+                       "`for k in range(tl.cdiv(N - pid, np)):`", "compute `pid + k * np`"))
+
+
+def test_the_persistent_loop_written_as_said_is_verified(tmp_path, capsys):
+    head = "for k in range(tl.cdiv(N - pid, np)):"
+    text = kernel(PERSISTENT + loop(head, "t = pid + k * np\n" + put("k")),
+                  PERSISTENT + loop(head, "t = pid + k * np\n" + get("k")))
+    expect(*dump(tmp_path, capsys, text), "verified")
