@@ -36,6 +36,7 @@ from ..ir.nodes import Loc, Module, walk_events
 from ..language.gpu import SharedBuffer
 from .budgets import with_budgets
 from .build import Built, CapacityOfConstexprs, build
+from .build import has_events as _has_events
 from .config_literal import entry_section
 from .context import FieldSpec, PipeInfo
 from .import_order import import_failure, parse_python
@@ -286,12 +287,6 @@ def _enclosing_if(body: tuple, event: K.Event) -> Optional[K.If]:
         if isinstance(st, K.If) and any(e is event for e in K.events(st.then + st.orelse)):
             found = st  # statements are walked outer first: the last one is the innermost
     return found
-
-
-def _has_events(body: tuple) -> bool:
-    """Whether ``body`` holds a pipe event or a TMA copy."""
-    return any(isinstance(e, K.Event) or (isinstance(e, K.Op) and e.name == "tle.gpu.tma_load")
-               for x in K.walk_stmts(body) for y in K.stmt_exprs(x) for e in K.walk_expr(y))
 
 
 def _stamp(path: str) -> Optional[tuple[int, int]]:

@@ -33,6 +33,7 @@ from ..language.gpu import (SharedBuffer, Unevaluated, normalize_dtype, smem, va
                             validate_warp_specialize)
 from ..language.pipe import validate_pipe, validate_reader
 from .folding import fold
+from .triton_rules import TritonRules
 from .local_tensors import BuildRules, covers
 from .constexpr_rules import ConstexprRules
 from .constexpr_rules import constexpr_annotation as _constexpr_annotation
@@ -675,6 +676,34 @@ def _trip_count(start: K.Expr, stop: K.Expr, step: K.Expr) -> Optional[int]:
     if not all(isinstance(b, int) for b in bounds) or bounds[2] == 0:
         return None
     return len(range(*bounds))
+
+
+#: the most statements a tl.static_range loop built unrolled may come to: the bound of one
+#: kept whole (triton_rules)
+_MAX_UNROLLED = TritonRules.MAX_UNROLLED
+
+
+def _unrolled_size(stmts) -> int:
+    """The statements ``stmts`` come to once Triton unrolls the tl.static_range loops in them
+    (a loop of bounds that do not fold counted once)."""
+    n = 0
+    for s in stmts:
+        n += 1
+        if isinstance(s, K.For):
+            trips = _trip_count(s.start, s.stop, s.step) if s.static else None
+            n += (trips or 1) * _unrolled_size(s.body)
+        elif isinstance(s, K.While):
+            n += _unrolled_size(s.body)
+        elif isinstance(s, K.If):
+            n += _unrolled_size(s.then) + _unrolled_size(s.orelse)
+    return n
+
+
+def has_events(body: tuple) -> bool:
+    """Whether the kernel IR ``body`` holds a pipe event or a TMA copy (ast_reader reads it
+    too)."""
+    return any(isinstance(e, K.Event) or (isinstance(e, K.Op) and e.name == "tle.gpu.tma_load")
+               for x in K.walk_stmts(body) for y in K.stmt_exprs(x) for e in K.walk_expr(y))
 
 
 def _module_label(m: Module) -> str:
@@ -1593,6 +1622,10 @@ class Builder(BuildRules, ConstexprRules):
         start, stop, step, options = self.range_args(path, it, s)
         if not RANGES[path]:
             self.tensor_negative_step(it, step, s)
+        elif self.indexes_by(s.body, s.target.id):
+            trips = _trip_count(start, stop, step)
+            if trips:
+                return self.unrolled(s, range(*(fold(x) for x in (start, stop, step))))
         f = self.frame
         carried = self.carry_tuples(s.body, s)
         stored = self.rebound(s.body, s)
@@ -1640,6 +1673,72 @@ class Builder(BuildRules, ConstexprRules):
                                         f"line {s.lineno}")
         self.emit(K.For(f.kir(s.target.id), start, stop, step, body, RANGES[path], self.loc(s),
                         options))
+
+    def indexes_by(self, body: list[ast.stmt], var: str, depth: int = 0) -> bool:
+        """Whether ``body`` (of a tl.static_range loop over ``var``) subscripts with an index
+        that reads ``var`` (`ab[j]`, `(s0, s1)[j % 2]`), itself or in a helper it passes
+        ``var`` to (`pick(ab, j)`): a tuple's item picked per iteration, which Triton 3.6 does
+        (the variable is a constexpr in each unrolled iteration, and a helper is specialised
+        to it). The body, built once with the variable a name, could not pick it (see
+        :meth:`unrolled`)."""
+        def reads(x: ast.AST) -> bool:
+            return any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(x))
+
+        for n in _walk_no_defs(body):
+            if isinstance(n, ast.Subscript) and reads(n.slice):
+                return True
+            if not isinstance(n, ast.Call) or depth >= 8:
+                continue
+            try:
+                _, fst = self.callee(n.func)
+            except TleError:
+                continue
+            if fst is None or fst.kind != "func":
+                continue
+            fdef = fst.value[1]
+            names = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
+            given = [names[i] for i, a in enumerate(n.args[:len(names)]) if reads(a)]
+            given += [k.arg for k in n.keywords if k.arg is not None and reads(k.value)]
+            if any(self.indexes_by(fdef.body, name, depth + 1) for name in given):
+                return True
+        return False
+
+    def unrolled(self, s: ast.For, values: range) -> None:
+        """The tl.static_range loop ``s`` over ``values`` (at least one), built as Triton 3.6
+        generates it: its body once per value, in the enclosing scope, the variable bound to
+        the value as a constexpr (and left at the last one after the loop). Used where the body
+        indexes by the variable (:meth:`indexes_by`): each iteration's `ab[j]` is then the item
+        it names, a tensor, a slot's field or a pipe handle alike, and the names the body
+        binds are seen by the next iteration as they are in Triton."""
+        f = self.frame
+        name = s.target.id
+        f.regions.append(("static", len(values)))
+        self.depth += 1
+        self.loop_depth += 1
+        out: list[K.Stmt] = []
+        try:
+            for v in values:
+                f.env[name] = Static("const", K.Const(v, self.loc(s.target)))
+                self.tuple_shapes.pop(f.kir(name), None)
+                self.runtime.discard(f.kir(name))
+                # a constexpr, whatever bound the name before (`j = 5`, a tensor, is no longer
+                # the binding the tensor rules read)
+                self.bound_at.pop(f.kir(name), None)
+                out.extend(self.block(s.body))
+                if _unrolled_size(out) > _MAX_UNROLLED:
+                    # the bound triton_rules.static_range_rule holds a loop kept whole to
+                    raise self.err(f"`{ast.unparse(s.iter)}` unrolls to more than "
+                                   f"{_MAX_UNROLLED} statements; Triton 3.6 unrolls a "
+                                   f"tl.static_range in the kernel's source, and its compile "
+                                   f"time grows with the square of that: write `range` or "
+                                   f"`tl.range` for a loop of many iterations", s,
+                                   check="bad-loop")
+        finally:
+            self.depth -= 1
+            self.loop_depth -= 1
+            f.regions.pop()
+        for stmt in out:
+            self.emit(stmt)
 
     #: calls whose value is a runtime one whatever their arguments
     RUNTIME_OPS = frozenset({"tl.load", "tl.program_id", "tl.num_programs", "tl.atomic_add",
@@ -1792,7 +1891,8 @@ class Builder(BuildRules, ConstexprRules):
         cond, _ = self.expr(s.test)
         folded = fold(cond)
         self.compile_time_condition(s.test, cond, folded, "an `if`")
-        if isinstance(folded, (bool, int, float)) and not isinstance(folded, str):
+        tensor = isinstance(folded, (bool, int)) and self.tensor_condition(s.test, cond)
+        if isinstance(folded, (bool, int, float)) and not isinstance(folded, str) and not tensor:
             # decided now: only the branch that runs exists (Triton does the same with constexprs)
             for st in (s.body if folded else s.orelse):
                 self.stmt(st)
@@ -1802,7 +1902,7 @@ class Builder(BuildRules, ConstexprRules):
         self.rebound(s.body + s.orelse, s)
         before = dict(f.env)
         shapes_before, sites_before = dict(self.tuple_shapes), dict(self.bound_at)
-        runtime = self.is_runtime(cond)
+        runtime = self.is_runtime(cond) or tensor
         self.depth += 1
         if runtime:
             f.regions.append(("region", self.constexpr_names()))
@@ -1848,6 +1948,15 @@ class Builder(BuildRules, ConstexprRules):
             f.lost.discard(name)
             f.lost_buffers.pop(name, None)
             self.tuple_shapes.pop(f.kir(name), None)
+        if tensor and has_events(orelse if folded else then):
+            # an `if` on a tensor of a folded value (tensor_condition) whose branch that never
+            # runs holds pipe events: the protocol view decides the `if`, and the lowering
+            # pairs the kernel IR's events with the view's, so only the branch that runs is
+            # kept (what Triton's scf.if on the constant runs); both were built above, so the
+            # names after it and the checks of each branch are Triton's
+            for st in then if folded else orelse:
+                self.emit(st)
+            return
         self.emit(K.If(cond, then, orelse, self.loc(s)))
 
     def tuples_bound_in_branches(self, s: ast.If, then: tuple, orelse: tuple,
@@ -2662,10 +2771,17 @@ class Builder(BuildRules, ConstexprRules):
         if single and fold(index) is None and self.tuple_shape(base, st) is not None:
             # the kernel IR is read once for every value of the kernel's constexpr parameters,
             # so an index the reading cannot fold cannot pick a tuple's item
+            loop_var = self.is_runtime(index)
             raise self.err(f"`{ast.unparse(node)}`: a tuple's index must be a constant when the "
-                           f"kernel is read (a literal, a module constant, or a partition or "
-                           f"helper argument bound to one); `{ast.unparse(node.slice)}` is not "
-                           f"(a constexpr parameter of the kernel is read for every value)", node)
+                           f"kernel is read (a literal, a module constant, the variable of a "
+                           f"tl.static_range loop of constant bounds, or a partition or helper "
+                           f"argument bound to one); `{ast.unparse(node.slice)}` is not "
+                           + ("(a run-time value, such as the variable of a range / tl.range "
+                              "loop: a tensor in Triton 3.6, which refuses the subscript; to "
+                              "pick an item per iteration, loop with `tl.static_range`)"
+                              if loop_var
+                              else "(a constexpr parameter of the kernel is read for every "
+                                   "value)"), node)
         elts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         idx: list = []
         for e in elts:
@@ -2757,7 +2873,14 @@ class Builder(BuildRules, ConstexprRules):
                 who = ast.unparse(f.value)
                 raise self.err(f"`{who}` holds different values on different paths, so "
                                f"`{who}.{f.attr}(...)` cannot be resolved", node)
-            raise self.err(f"`{ast.unparse(node.func)}` cannot be called in a kernel", node)
+            hint = ""
+            if isinstance(f, ast.Attribute) and f.attr in ("load", "store", "gather",
+                                                           "scatter"):
+                # a tensor descriptor's method (`k_desc.load([...])`, Triton's TMA idiom)
+                hint = (f": a tensor descriptor's `{f.attr}` is not lowered; copy a tile into a "
+                        f"slot with tle.gpu.tma_load(slot.field, {ast.unparse(f.value)}, "
+                        f"offsets), or use a tensor of pointers (base + offsets, with a mask)")
+            raise self.err(f"`{ast.unparse(node.func)}` cannot be called in a kernel{hint}", node)
         if fst.kind == "func":
             self.helper_calls.add(node)
             return self.inline(fst.value, node)

@@ -116,13 +116,24 @@ class ConstexprRules:
             return
         if any(isinstance(n, ast.Call) for n in ast.walk(test)):
             return  # a function's result (a helper's: visit_Return makes it a tensor)
-        if self._folded_tensor(test) is not None or any(
-                isinstance(x, K.Op) and x.name == "to_tensor" for x in K.walk_expr(cond)):
+        if self.tensor_condition(test, cond):
             return
         why = condition_type_refusal(f"{what} on the compile-time {type(folded).__name__} "
                                      f"{folded!r}", type(folded).__name__)
         raise self.err(f"`{ast.unparse(test)}`: {why}; Triton 3.6 refuses the kernel", test,
                        check="unsupported-control-flow")
+
+    def tensor_condition(self, test: ast.expr, cond: K.Expr) -> bool:
+        """Whether the condition ``test`` (built as ``cond``) of a partition's `if` reads a
+        number a plain assignment bound (``to_tensor`` in the built expression, or
+        :meth:`_folded_tensor`: `f = 1; if f:`, a helper's returned number): a tensor in Triton
+        3.6, whose `if` on it is a run-time scf.if of both branches even where the value
+        folds. The builder then builds both branches as it builds an `if` on a run-time value
+        (a name one branch binds is undefined after it, a tl.static_assert in either branch is
+        checked), where it took the folded branch alone: `f = 1; if f: m = N` then a loop to
+        `m` was verified, and Triton refuses it ("m is not defined")."""
+        return self._folded_tensor(test) is not None or any(
+            isinstance(x, K.Op) and x.name == "to_tensor" for x in K.walk_expr(cond))
 
     def constexpr_names(self) -> frozenset:
         """The names of the function being built that are a constexpr in Triton as bound now

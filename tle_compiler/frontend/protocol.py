@@ -3269,8 +3269,13 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
 
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and value.key is not None and value.hint is None:
+            # the value named keeps whether Triton computes it at run time: `n = tl.cdiv(N,
+            # 64)` then `(n - 100) // 8` is C's truncating division, as written in place; it
+            # was read as Python's flooring one (a reader's trip count one short of the GPU's:
+            # a hang verified), and `8 * n` as a compile-time number (`pid // g` refused)
             value = Data(node=value.node, fields=value.fields, key=value.key,
-                         hint=self.k.names.py(name), why=value.why, wide=value.wide)
+                         hint=self.k.names.py(name), why=value.why, wide=value.wide,
+                         runtime=value.runtime)
         self.env[name] = value
 
     # -- merging environments -------------------------------------------------------------------
@@ -3446,8 +3451,16 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         if step_c is None and not s.static:
             self.note_runtime_step(s, text, step_v)
         if step_c is None:
+            # what to write instead: the persistent-kernel loop `range(pid, N, num_programs)`
+            # (Triton's tutorials) counts iterations with a unit step and a cdiv trip count
+            # that both partitions compute alike
+            step, first, last = self.src(s.step), self.src(start[0]), self.src(stop[0])
+            hint = "" if s.static else (
+                f"; to stride by a run-time step, loop over a counter, `for k in "
+                f"range(tl.cdiv({last} - {first}, {step})):`, and compute `{first} + k * "
+                f"{step}` in the body (events indexed by k)")
             return None, (f"the step of `{text}` must be a non-zero integer literal or constant, "
-                          f"got `{self.src(s.step)}`")
+                          f"got `{step}`{hint}")
         if step_c < 0 and not s.static and self.is_runtime(step_v):
             # Triton reverses a loop (swaps its bounds, counts up, maps the variable back) only
             # for a constexpr step; a runtime one goes to scf.for as it is, which counts up and

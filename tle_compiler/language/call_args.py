@@ -110,7 +110,8 @@ def at_default(name: str, key: str, e: K.Expr, defaults: dict[str, object]) -> b
         return True
     raise CallArgError(f"`{_spelling(name)}(..., {key}=...)` is not supported by the lowering "
                        f"(only its default, {default!r}); it would compute something else than "
-                       f"the kernel says")
+                       f"the kernel says: leave `{key}=` out where its default computes what "
+                       f"is meant")
 
 
 def bind(node: K.Op) -> K.Op:

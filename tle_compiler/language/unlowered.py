@@ -32,6 +32,13 @@ UNLOWERED_CALLS: dict[str, str] = {
     "make_block_ptr": "use a tensor of pointers (base + offsets, with a mask) or a TMA copy "
                       "(tle.gpu.tma_load)",
     "advance": "use a tensor of pointers (base + offsets, with a mask)",
+    # a device-side descriptor: the TMA copy of a slot takes a host TensorDescriptor argument
+    "make_tensor_descriptor": "pass a host-side TensorDescriptor as a kernel argument and copy "
+                              "into a slot with tle.gpu.tma_load, or use a tensor of pointers "
+                              "(base + offsets, with a mask)",
+    "load_tensor_descriptor": "copy into a slot with tle.gpu.tma_load (a host-side "
+                              "TensorDescriptor argument), or use a tensor of pointers",
+    "store_tensor_descriptor": "store with a tensor of pointers (base + offsets, with a mask)",
     "rand": "not lowered", "randn": "not lowered", "randint": "not lowered",
     "cat": "store the two parts separately (each with its own offsets); Triton 3.6 refuses "
            "tl.cat unless can_reorder=True (\"current implementation of `cat` always may "
