@@ -36,13 +36,20 @@ Bugs found, one line each (before the fixes that came with this file):
   element types also decide byte-load layouts), where --help and cli/print_ir.py say it prints
   the module --gluon prints; FIXED: typed as --gluon types it, untyped where tle-dump's own
   translation is (cli/print_ir.py ``_typed``).
+- workers whose register requests leave the default partition less than setmaxnreg's minimum
+  were refused at the default partition's ``def`` line, where language/registers.py says the
+  error is at the warp_specialize call (which holds the requests); FIXED: at the call, for the
+  frontend's reading (language/registers.py ``check_registers(at=)``,
+  frontend/partition_rules.py, frontend/build.py).
 
 Checked and held (pinned below): every deadlock cycle printed for the kernels below (a cycle
 across two pipes, one that only opens at a later iteration through a helper called from an
-``if`` and a ``tl.static_range`` unroll, a loop starting at 3 or 10) is a real execution: the
-simulator deadlocks at the printed param values with each partition blocked at the printed line,
-and no smaller value deadlocks; the loop values in the notes are the Python values of the loop
-variables (``at i=5``, ``at u=13``), not iteration counts; a phase-aliasing fault names the
+``if`` and a ``tl.static_range`` unroll, a loop starting at 3 or 10, three partitions where the
+writer's acquire waits on the second reader's release, a named pipe's ``bar.sync`` wait) is a
+real execution: the simulator deadlocks at the printed param values with each partition blocked
+at the printed line, and no smaller value deadlocks them all (a value below the cycle is
+verified with --param, as the simulator runs it); the loop values in the notes are the Python
+values of the loop variables (``at i=5``, ``at u=13``), not iteration counts; a phase-aliasing fault names the
 commit's index and loop value and the simulator finds a fault there; lines point at the event's
 own line (a ``r.wait(`` split over two lines: its first line; a load split over three: the load's
 line; a helper: the helper's line) and stay right under a decorator written over three lines and
@@ -55,7 +62,24 @@ pipe between an 8-warp default partition and a 4-warp worker gets ``bar.arrive 1
 ``bar.sync 15, 384`` and JSON ``bar_id`` 15, ``init_count`` 384; several files give the worst
 status (2 over 1 over 3 over 0, in either order), each file's ``exit N`` line on stderr and one
 JSON object whose files keep their own statuses; ``--format json`` parses for verified, rejected,
-bounded, a syntax error, no kernel and a missing file; ``-q`` prints nothing on stdout.
+bounded, a syntax error, no kernel and a missing file; ``-q`` prints nothing on stdout; a file
+whose check breaks tle-dump (an internal error) is its own exit 3 beside the others.
+
+Tried and held, not pinned: a deadlock reached through a derived param (``M = N // 64``) is
+reported "when N=64 (M=1)"; two params (``N + 3`` commits, ``2 * M`` waits) name values at which
+the semantics faults; ``--print-ir``'s ``errors`` and ``verdict`` attributes repeat stderr's lines
+and values; ``-q`` prints no kernel IR (``--print-ir``, ``-p materialize-barriers``) and still the
+Gluon (``--gluon``, ``-p emit-gluon``); ``--param`` values another than DEFAULT_CONFIG's with a
+descriptor signature are verified with an untyped translation (documented) while --gluon refuses
+them (exit 2); ``--graph``'s DOT draws every commit -> wait and release -> acquire pair of a
+field group (a barrier picture, not a happens-before one).
+
+Left open: the lowering's own register check (a budget written with constexprs, refused when
+the kernel is translated) still names the default partition's ``def`` line (the kernel IR keeps
+no location of the warp_specialize call); tle_kernels/sparse_mla_narrow.py's ``-p emit-gluon``
+differs from ``--gluon`` in its barrier offsets (an eager-publish kernel, whose --gluon is the
+compiled kernel's source, as lowering/dumping.py says); the summary line of each kernel of a
+file gives the file's elapsed time.
 """
 
 from __future__ import annotations
@@ -562,6 +586,43 @@ def r_(p, q, y_ptr, N):
             rq.release(0)
 '''
 
+# a named pipe (bar.sync at the wait) in the cycle
+NAMED_CYCLE = HEAD + '''
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    x = tle.pipe(capacity=1, barrier="named", t=tle.gpu.alloc([1, 64], tl.float32))
+    q = tle.pipe(capacity=1, a=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (x, q, x_ptr, N)), (consume, (x, q, y_ptr, N))], [4], [232])
+
+
+def produce(x, q, x_ptr, N):
+    offs = tl.arange(0, 64)
+    w = x.writer()
+    r = q.reader()
+    for t in range(N):
+        res = r.wait(t)
+        a = tl.load(tle.gpu.local_ptr(res.slot.a))
+        r.release(t)
+        s = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(s.t), a)
+        w.commit(t)
+
+
+def consume(x, q, y_ptr, N):
+    offs = tl.arange(0, 64)
+    r = x.reader()
+    w = q.writer()
+    for t in range(N):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.t))
+        r.release(t)
+        s = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(s.a), v * 3.0)
+        w.commit(t)
+        tl.store(y_ptr + t * 64 + offs, v + 1.0)
+'''
+
 DEADLOCKS = {
     "cross": (CROSS, 1, [(17, "a: q.wait(0) at i=0 waits for b: q.commit(0) at i=0 (line 34)"),
                          (29, "b: p.wait(0) at i=0 waits for a: p.commit(0) at i=0 (line 22)")]),
@@ -575,6 +636,10 @@ DEADLOCKS = {
                               "(line 19)"),
                          (17, "w_: p.acquire(2) at i=2 waits for r_: p[r].release(1) at i=1 "
                               "(line 41)")]),
+    "named": (NAMED_CYCLE, 1, [(17, "produce: q.wait(0) at t=0 waits for consume: q.commit(0) "
+                                    "at t=0 (line 35)"),
+                               (30, "consume: x.wait(0) at t=0 waits for produce: x.commit(0) "
+                                    "at t=0 (line 22)")]),
 }
 
 
@@ -854,3 +919,39 @@ def test_emit_gluon_prints_the_module_gluon_prints(tmp_path, capsys, case):
     code, gluon, _ = run_dump(capsys, "-q", "--gluon", str(path))
     assert code == 0
     assert emitted == gluon
+
+
+# ------------------------------------------------------------------ the line of a register refusal
+
+def test_a_register_budget_refusal_is_at_the_warp_specialize_call(tmp_path, capsys):
+    """Bug: workers asking 8 x 232 and 4 x 232 registers (nothing left for the default partition)
+    were refused at the default partition's ``def`` line (language/registers.py says "a
+    TleError at the warp_specialize call", and the requests are written there); now at the
+    call. A request setmaxnreg refuses (150) is at its own line of the call."""
+    lines = TMA_GROUPS.splitlines()
+    call = next(n for n, t in enumerate(lines, 1) if "tle.gpu.warp_specialize(" in t)
+    budgets = next(n for n, t in enumerate(lines, 1) if "[8, 4], [152, 152]" in t)
+    cl = next(n for n, t in enumerate(lines, 1) if t.startswith("def cl("))
+    text = TMA_GROUPS.replace("[8, 4], [152, 152]", "[8, 4], [232, 232]")
+    code, _, err = report(tmp_path, capsys, text, "-q")
+    assert code == 1
+    assert (f"kernel.py:{call}: error: the workers' registers (produce: 8 warps x 232, cr: 4 "
+            f"warps x 232) leave 0 per thread for the default partition") in err, err
+    assert f"kernel.py:{cl}:" not in err
+    text = TMA_GROUPS.replace("[8, 4], [152, 152]", "[8, 4], [150, 152]")
+    code, _, err = report(tmp_path, capsys, text, "-q")
+    assert code == 1
+    assert f"kernel.py:{budgets}: error: warp_specialize: register budget 150" in err, err
+
+
+def test_a_value_below_the_cycle_is_verified_and_the_semantics_agrees(tmp_path, capsys):
+    """Held: OFFSET deadlocks from N = 4 on (its q is waited at i = 5, the fourth iteration) and
+    leaves a commit unconsumed at N = 0; --param N=3 is verified for that value alone, as the
+    semantics runs it, and --param N=4 prints the cycle."""
+    path = write_kernel(tmp_path, OFFSET)
+    code, _, err = run_dump(capsys, "-q", "--param", "N=3", str(path))
+    assert code == 0 and "tle-dump: k: verified for N = 3: " in err, err
+    (program,) = read_file(path).kernels
+    assert simulate(program, {"N": 3}).ok
+    code, _, err = run_dump(capsys, "-q", "--param", "N=4", str(path))
+    assert code == 1 and "cycle (when N=4) [deadlock]" in err, err
