@@ -88,12 +88,36 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, ch
             constexprs = over_config(loaded.defaults.get(prog.name, {}),
                                      lowering_constexprs(loaded, prog.name, fixed))
         info = kernel_info_of((str(path), prog.name), constexprs)
-        out.append((KirModule(kernel_ir(info), info=info, constexprs=constexprs,
-                              program=info.program, bound=args.bound,
-                              params={n: v for n, v in fixed.items()
-                                      if n in fixable(info.program)}),
-                    loaded.specialised_of(prog.name)))
+        module = KirModule(kernel_ir(info), info=info, constexprs=constexprs,
+                           program=info.program, bound=args.bound,
+                           params={n: v for n, v in fixed.items() if n in fixable(info.program)})
+        if any(n in names for n in SPECIALISED_PASSES):
+            module.lowering = _typed(info, loaded, prog.name, constexprs)
+        out.append((module, loaded.specialised_of(prog.name)))
     return out
+
+
+def _typed(info, loaded, name: str, constexprs: dict) -> dict:
+    """The lowering options of a .py kernel's lowering passes: the argument types of its
+    DEFAULT_CONFIG signature, as --gluon types its Gluon (lowering/dumping.lowered: element
+    types decide which slot stores convert and the layouts of byte loads), so that -p emit-gluon
+    prints the module --gluon prints; untyped it converted every value stored into a slot
+    (``.to(gl.float32)`` of an fp32 load). Untyped, as tle-dump translates the kernel
+    (dump._translation_types), where the constexprs are not DEFAULT_CONFIG's and the signature
+    has descriptors (their boxes are DEFAULT_CONFIG's shapes), or where the signature's
+    descriptors do not fit the kernel (the verdict says why)."""
+    from ..lowering.descriptors import signature_for_compile
+
+    sig = dict(loaded.signatures.get(name) or {})
+    config = loaded.defaults.get(name, {})
+    if not sig or (any(n in config and config[n] != v for n, v in constexprs.items())
+                   and any(str(t).startswith("tensordesc") for t in sig.values())):
+        return {}
+    try:
+        types = signature_for_compile(info, sig, constexprs)
+    except TleError:
+        return {}
+    return {"arg_types": types} if types else {}
 
 
 def _kir_config(path: Path, k) -> dict:

@@ -248,7 +248,9 @@ def _barrier_rows(barriers: list[Barrier], hops: Optional[dict] = None) -> list[
         seen.add(key)
         stages = sum(1 for x in barriers if (x.pipe, x.kind, x.group) == key)
         name = f"{b.pipe}.{b.kind}[g{b.group}]" + (f"[0..{stages - 1}]" if stages > 1 else "[0]")
-        arr = ", ".join(f"{a.partition}.{a.verb}" for a in b.arrivers) or "-"
+        # an arriving release names its reader as a wait does: two readers of one partition
+        # were "cons.release, cons.release", the two arrivals of the count told apart nowhere
+        arr = ", ".join(f"{_who(a.partition, a.reader)}.{a.verb}" for a in b.arrivers) or "-"
         wait = ", ".join(f"{_who(w.partition, w.reader)}.{w.verb}"
                          + (f" @ {w.parity}" if w.parity is not None else "")
                          for w in b.waiters) or "-"
@@ -274,8 +276,13 @@ def render_text(rep: KernelReport, graph: bool, locations: bool = True) -> str:
         lines.append("# dataflow (writer --pipe(fields)--> reader partitions)")
         for e in dataflow_edges(rep.ctx):
             kind = "one-shot" if e["one_shot"] else f"capacity {e['capacity']}"
+            # each reader as the barrier table names it: two readers of one partition were
+            # "cons, cons"
+            to = e["to"]
+            if len(to) == len(e["readers"]):
+                to = [_who(part, name) for part, name in zip(to, e["readers"])]
             lines.append(f"#   {e['from']} --{e['pipe']}({', '.join(e['fields'])})--> "
-                         f"{', '.join(e['to']) or '(no reader)'}    {kind}")
+                         f"{', '.join(to) or '(no reader)'}    {kind}")
     note = not_translated_line(rep)
     if note:
         lines.append(note)

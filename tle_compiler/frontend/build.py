@@ -3790,7 +3790,7 @@ class Builder(BuildRules, ConstexprRules):
                            _loc(m.path, fdef), check="bad-warp-specialize")
         check_cache_hints(tuple(prologue))  # the kernel body's loads, as a partition's
         partitions = self.warp_specialize(ws, num_warps)
-        check_register_budgets(partitions, options, self.loc(ws))
+        check_register_budgets(partitions, options, self.loc(ws), at=self.loc(ws))
         self.frames.pop()
         kernel = K.Kernel(fdef.name, tuple(params), num_warps, tuple(sorted(options.items())),
                           tuple(sorted(self.consts.items())), tuple(self.pipes.values()),

@@ -55,15 +55,17 @@ def check_wgmma_warps(part: K.KPartition) -> None:
                                    e.loc, check="bad-warps")
 
 
-def check_register_budgets(partitions: list[K.KPartition], options: dict, loc: Loc) -> None:
+def check_register_budgets(partitions: list[K.KPartition], options: dict, loc: Loc,
+                           at: Optional[Loc] = None) -> None:
     """The register rule of warp_specialize (language/registers.check_registers) on budgets that are
-    numbers; a budget the generic reading leaves unevaluated is checked where it is bound."""
+    numbers; a budget the generic reading leaves unevaluated is checked where it is bound.
+    ``at``: the warp_specialize call, where a refusal is (the frontend's reading)."""
     from ..language.registers import check_registers
 
     if any(p.regs is not None and not isinstance(p.regs, int) for p in partitions):
         return
     check_registers(SimpleNamespace(partitions=partitions, options=dict(options),
-                                    program=SimpleNamespace(loc=loc)))
+                                    program=SimpleNamespace(loc=loc)), at=at)
 
 
 #: The cache hints Triton 3.6 compiles, per operation ("" is the default of both keywords).

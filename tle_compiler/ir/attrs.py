@@ -201,7 +201,9 @@ class BarrierDecl:
     arrive: tuple = ()
     wait: tuple = ()
     fence: Optional[str] = None
-    expect_tx: int = 0
+    # the bytes of a commit's TMA copies into the group; None: TMA-filled fields whose shape
+    # holds a constexpr without a value here (passes/kir_protocol.py tma_bytes)
+    expect_tx: Optional[int] = 0
 
 
 @attr_type

@@ -48,17 +48,24 @@ def default_budget(info) -> int:
     return min(MAX_REGS, left - left % 8)
 
 
-def check_registers(info) -> int:
+def check_registers(info, at=None) -> int:
+    """The default partition's budget, or a TleError for a request setmaxnreg refuses or for
+    requests that leave the default partition less than its minimum. ``at``: the location of
+    the warp_specialize call, which holds the requests (the frontend's reading): the errors
+    are there, as this module says; without it (a kernel IR's partitions), at the partition
+    asking, and at the default partition for the budget left. The budget's error was at the
+    default partition's ``def`` line even where the call was known."""
     for p in info.partitions:
         if p.regs is not None and (p.regs % 8 or not MIN_REGS <= p.regs <= MAX_REGS):
             raise TleError(f"partition '{p.name}' asks for {p.regs} registers: setmaxnreg needs a "
-                           f"multiple of 8 in [{MIN_REGS}, {MAX_REGS}]", p.loc, check="registers")
+                           f"multiple of 8 in [{MIN_REGS}, {MAX_REGS}]", at or p.loc,
+                           check="registers")
     budget = default_budget(info)
     if budget < MIN_REGS:
         ws = ", ".join(f"{p.name}: {p.warps} warps x {p.regs}" for p in info.partitions
                        if not p.default and p.regs)
         raise TleError(f"the workers' registers ({ws}) leave {max(budget, 0)} per thread for the "
                        f"default partition (pool {register_pool(info)} registers); it needs at least "
-                       f"{MIN_REGS}: lower the workers' requests", info.partitions[0].loc,
-                       check="registers")
+                       f"{MIN_REGS}: lower the workers' requests",
+                       at or info.partitions[0].loc, check="registers")
     return budget

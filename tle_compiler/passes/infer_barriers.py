@@ -89,9 +89,13 @@ def tma_fields(program: Program) -> dict[str, dict[str, int]]:
 
 
 def infer_barriers(program: Program, roles: dict[str, PipeRoles], stages: dict) -> list[Barrier]:
-    # Gather, per (pipe, endpoint, verb), the lines and the parity formula of the events.
+    # Gather, per (pipe, endpoint, verb), the lines of the events, and per parity formula the
+    # lines of the events that wait at it. One endpoint's events may wait at several parities
+    # (``acquire(2 * i)`` and ``acquire(2 * i + 1)`` on a one-slot ring): a waiter is listed once
+    # per formula, each with its own lines; one formula for all of them (the first event's) named
+    # a parity the other events do not wait at.
     lines: dict[tuple, list[int]] = {}
-    parity: dict[tuple, str] = {}
+    parity: dict[tuple, dict[str | None, list[int]]] = {}
     for part in program.partitions:
         for ev in walk_events(part.body):
             r = roles.get(ev.pipe)
@@ -101,17 +105,23 @@ def infer_barriers(program: Program, roles: dict[str, PipeRoles], stages: dict) 
             key = (ev.pipe, part.name, who, ev.verb)
             lines.setdefault(key, []).append(ev.loc.line)
             info = stages.get(ev)
-            if info is not None and info.parity is not None:
-                parity.setdefault(key, info.parity)
+            phi = info.parity if info is not None else None
+            parity.setdefault(key, {}).setdefault(phi, []).append(ev.loc.line)
 
     def endpoints(pipe: str, partition: str | None, reader: str | None, verbs: tuple[str, ...],
                   with_parity: bool) -> list[Endpoint]:
         out = []
         for v in verbs:
             key = (pipe, partition, reader, v)
-            if key in lines:
-                out.append(Endpoint(partition, v, reader, parity.get(key) if with_parity else None,
-                                    tuple(sorted(set(lines[key])))))
+            if key not in lines:
+                continue
+            known = {phi: ls for phi, ls in parity[key].items() if phi is not None}
+            if not with_parity or len(known) <= 1:
+                phi = next(iter(known), None) if with_parity else None
+                out.append(Endpoint(partition, v, reader, phi, tuple(sorted(set(lines[key])))))
+                continue
+            for phi, ls in parity[key].items():
+                out.append(Endpoint(partition, v, reader, phi, tuple(sorted(set(ls)))))
         return out
 
     barriers: list[Barrier] = []
