@@ -375,11 +375,13 @@ def test_a_printed_kir_file_verifies_and_lowers_as_its_source(tmp_path, capsys):
     assert strip(capsys.readouterr().out) == strip(printed)
     assert tle_dump(["-p", "emit-gluon", str(kir)]) == 0
     from_kir = capsys.readouterr().out
-    # (the pipeline's Gluon: --gluon types the .py by its DEFAULT_CONFIG signature, which a .kir
-    # file does not carry, so its slot stores of values of known type may lose a no-op .to)
+    # -p emit-gluon of the .py is typed by its DEFAULT_CONFIG signature, as --gluon is; a .kir
+    # file carries no signature, so its slot stores convert values whose type it does not know
+    # (a no-op `.to(gl.float32)` of an fp32 load): the same module but for those conversions
     assert tle_dump(["-p", "emit-gluon", str(src)]) == 0
     from_py = capsys.readouterr().out
-    assert from_kir.splitlines()[1:] == from_py.splitlines()[1:]
+    untyped = re.sub(r"\.store\((\w+)\.to\(gl\.float32\)\)", r".store(\1)", from_kir)
+    assert untyped.splitlines()[1:] == from_py.splitlines()[1:]
     assert "bar.arrive" in from_kir and "bar.sync" in from_kir
 
 
