@@ -72,9 +72,13 @@ before pipe events, ``tl.dot`` of 32 rows (wgmma's 64), ``range(0, M, 16)`` of a
 Open (no race or hang: Triton refuses the source, and the lowered kernel runs what was
 verified): a conditional expression on such a tensor name (``f = 1; n = N if f else 2.0``) is
 taken on its folded value, where Triton builds a run-time select and refuses operands of two
-types ("inconsistent types int32 and fp32"); in the kernel body, `f = 1; if f: M = N` then
-`M` handed to a partition is verified, where Triton refuses `M` as not defined (the builder's
-run-time reading of such an `if` is a partition's only).
+types ("inconsistent types int32 and fp32").
+
+Found after the round, fixed with it: in the kernel body, `f = 1; if f: M = N` then `M` handed to
+a partition (or stored) was verified, where Triton refuses `M` as not defined: the kernel body
+binds no number as a constant, so the `if` did not fold, and its reading as an `if` on a
+constexpr kept `M` (build.py s_If, constexpr_rules.tensor_condition: in the kernel body an `if`
+on a name a plain assignment bound is a run-time one too).
 """
 
 from __future__ import annotations
@@ -738,3 +742,55 @@ def test_the_persistent_loop_written_as_said_is_verified(tmp_path, capsys):
     text = kernel(PERSISTENT + loop(head, "t = pid + k * np\n" + put("k")),
                   PERSISTENT + loop(head, "t = pid + k * np\n" + get("k")))
     expect(*dump(tmp_path, capsys, text), "verified")
+
+
+# ------------------------------------------- the same `if` in the kernel body
+
+BODY_IF = HEAD + """@tle.jit
+def k(x_ptr, y_ptr, N):
+    f = 1
+BRANCHES
+    p = tle.pipe(capacity=2, t=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(prod, (p, x_ptr, M)), (cons, (p, y_ptr, READER_N))], [4], [64])
+
+
+def prod(p, x_ptr, M):
+    w = p.writer()
+    for i in range(M):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.load(x_ptr + i * 64 + tl.arange(0, 64)))
+        w.commit(i)
+
+
+def cons(p, y_ptr, M):
+    r = p.reader()
+    for i in range(M):
+        s = r.wait(i)
+        tl.store(y_ptr + i * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(s.slot.t)))
+        r.release(i)
+"""
+
+
+def _body_if(branches: str, reader_n: str = "M") -> str:
+    return BODY_IF.replace("BRANCHES", textwrap.indent(branches, "    ").rstrip("\n")).replace(
+        "READER_N", reader_n)
+
+
+def test_triton_refuses_a_name_the_kernel_body_binds_in_one_branch(tmp_path, monkeypatch):
+    """The oracle: in a kernel's own body, `f = 1; if f: M = N` leaves M undefined as well."""
+    err = triton_compile_error(tmp_path, monkeypatch, triton_k(
+        "f = 1\nif f:\n    M = N\nfor i in range(M):\n    tl.store(x_ptr + i, 1.0)"), "r56body")
+    assert err is not None and "M is not defined" in str(err), err
+
+
+def test_kernel_body_if_on_an_assigned_number_is_a_runtime_if(tmp_path, capsys):
+    """Before: verified (M read as N). Bound in both branches, or before the `if`, it is
+    verified; the value the run-time `if` gives (f = 1: the then branch) is what is checked:
+    a writer of N windows and a reader of N are verified, of 2N against N rejected."""
+    code, err = dump(tmp_path, capsys, _body_if("if f:\n    M = N\n"))
+    expect(code, err, ("rejected", "`M` is read here, but it is bound in one branch only"))
+    expect(*dump(tmp_path, capsys, _body_if("if f:\n    M = N\nelse:\n    M = N + 1\n")),
+           "verified")
+    expect(*dump(tmp_path, capsys, _body_if("M = 2 * N\nif f:\n    M = N\n", "N")), "verified")
+    code, err = dump(tmp_path, capsys, _body_if("M = N\nif f:\n    M = 2 * N\n", "N"))
+    expect(code, err, ("rejected", "[unconsumed]"))

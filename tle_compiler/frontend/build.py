@@ -1891,7 +1891,11 @@ class Builder(BuildRules, ConstexprRules):
         cond, _ = self.expr(s.test)
         folded = fold(cond)
         self.compile_time_condition(s.test, cond, folded, "an `if`")
-        tensor = isinstance(folded, (bool, int)) and self.tensor_condition(s.test, cond)
+        # a tensor condition: in a partition, of a value that folds (else it is a run-time one
+        # or a constexpr's); in the kernel body, which binds no number as a constant, of any
+        # name it binds by a plain assignment
+        tensor = (isinstance(folded, (bool, int)) or not self.in_partition) \
+            and self.tensor_condition(s.test, cond)
         if isinstance(folded, (bool, int, float)) and not isinstance(folded, str) and not tensor:
             # decided now: only the branch that runs exists (Triton does the same with constexprs)
             for st in (s.body if folded else s.orelse):
@@ -1948,7 +1952,7 @@ class Builder(BuildRules, ConstexprRules):
             f.lost.discard(name)
             f.lost_buffers.pop(name, None)
             self.tuple_shapes.pop(f.kir(name), None)
-        if tensor and has_events(orelse if folded else then):
+        if tensor and isinstance(folded, (bool, int)) and has_events(orelse if folded else then):
             # an `if` on a tensor of a folded value (tensor_condition) whose branch that never
             # runs holds pipe events: the protocol view decides the `if`, and the lowering
             # pairs the kernel IR's events with the view's, so only the branch that runs is

@@ -124,7 +124,7 @@ class ConstexprRules:
                        check="unsupported-control-flow")
 
     def tensor_condition(self, test: ast.expr, cond: K.Expr) -> bool:
-        """Whether the condition ``test`` (built as ``cond``) of a partition's `if` reads a
+        """Whether the condition ``test`` (built as ``cond``) of an `if` reads a
         number a plain assignment bound (``to_tensor`` in the built expression, or
         :meth:`_folded_tensor`: `f = 1; if f:`, a helper's returned number): a tensor in Triton
         3.6, whose `if` on it is a run-time scf.if of both branches even where the value
@@ -132,6 +132,12 @@ class ConstexprRules:
         (a name one branch binds is undefined after it, a tl.static_assert in either branch is
         checked), where it took the folded branch alone: `f = 1; if f: m = N` then a loop to
         `m` was verified, and Triton refuses it ("m is not defined")."""
+        if not self.in_partition:
+            # the kernel body: a name it binds by a plain assignment is a tensor too (Triton's
+            # visit_Assign converts every number it assigns), so `f = 1; if f: M = N` leaves M
+            # undefined after the `if`, as Triton says
+            return any(isinstance(n, ast.Name) and self._is_local_tensor(n)
+                       for n in ast.walk(test))
         return self._folded_tensor(test) is not None or any(
             isinstance(x, K.Op) and x.name == "to_tensor" for x in K.walk_expr(cond))
 
