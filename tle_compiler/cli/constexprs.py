@@ -28,3 +28,20 @@ def over_config(config: dict, values: dict) -> dict:
     values alone: the other constexprs are lowered generically)."""
     return {**config, **{n: v for n, v in typed_as(config, values).items()
                          if n in config or not config}}
+
+
+def translation_types(loaded, kernel: str, fixed: dict[str, int]) -> tuple[dict, dict, dict]:
+    """What ``kernel`` is translated with, as --gluon lowers it (and -p with a lowering pass:
+    cli/print_ir.py): its constexprs (DEFAULT_CONFIG's, with those the kernel was read
+    specialised to and the --param values in their place), DEFAULT_CONFIG's signature, and
+    that signature as the translation takes it."""
+    config = loaded.defaults.get(kernel, {})
+    cx = over_config(config, lowering_constexprs(loaded, kernel, fixed))
+    sig = dict(loaded.signatures.get(kernel) or {})
+    typed = sig
+    if any(n in config and config[n] != v for n, v in cx.items()) and \
+            any(str(t).startswith("tensordesc") for t in sig.values()):
+        # another configuration than DEFAULT_CONFIG's: the descriptor boxes it gives are its
+        # own shapes' (dump._check_signature), a launch's are others
+        typed = {}
+    return cx, sig, typed

@@ -41,7 +41,7 @@ from ..ir.nodes import Module, Program
 from ..passes import DEFAULT_PIPELINE, PASSES, PassContext, run_pipeline
 from ..passes.verdict import BOUNDED, PROVED, REJECTED
 from .report import KernelReport, Qualification, diagnostic_json, render_json, render_text
-from .constexprs import lowering_constexprs
+from .constexprs import lowering_constexprs, translation_types
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNUSABLE, EXIT_NOT_PROVED = 0, 1, 2, 3
 #: Ctrl-C (SIGINT): 128 + 2, as shells report a command the signal ended; nothing is claimed.
@@ -941,7 +941,7 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
         kir = replace(kir, partitions=tuple(
             replace(p, regs=MIN_REGS) if not p.default and p.regs is None else p
             for p in kir.partitions))
-    cx, sig, typed = _translation_types(name, loaded, fixed)
+    cx, sig, typed = translation_types(loaded, name, fixed)
     missing = [p.name for p in kir.params if p.constexpr and p.name not in cx]
     if missing:
         rep.not_translated = (f"no value for constexpr {', '.join(missing)} (the lowering "
@@ -996,25 +996,6 @@ def _check_translation(rep: KernelReport, path: Path, loaded: Loaded, fixed: dic
             _reject(rep, e, "lowering" if e.check in (UNTYPED, None, "") else None)
 
 
-def _translation_types(name: str, loaded: Loaded, fixed: dict[str, int]) \
-        -> tuple[dict, dict, dict]:
-    """What kernel ``name`` is translated with, as --gluon lowers it: its constexprs
-    (DEFAULT_CONFIG's, with those the kernel was read specialised to and the --param values in
-    their place), DEFAULT_CONFIG's signature, and that signature as the translation takes it."""
-    from .constexprs import over_config
-
-    config = loaded.defaults.get(name, {})
-    cx = over_config(config, lowering_constexprs(loaded, name, fixed))
-    sig = dict(loaded.signatures.get(name) or {})
-    typed = sig
-    if any(n in config and config[n] != v for n, v in cx.items()) and \
-            any(str(t).startswith("tensordesc") for t in sig.values()):
-        # another configuration than DEFAULT_CONFIG's: the descriptor boxes it gives are its
-        # own shapes' (_check_signature), a launch's are others
-        typed = {}
-    return cx, sig, typed
-
-
 #: translations made ahead of their check (_translate_ahead), by _ahead_key: (the Generated,
 #: None) or (None, what it raised)
 _AHEAD: dict = {}
@@ -1047,7 +1028,7 @@ def _translate_ahead(rep: KernelReport, path: Path, loaded: Loaded, fixed: dict[
     if info is None or loaded.kirs.get(name) is not None:
         return
     kir = info.kir
-    cx, _, sig = _translation_types(name, loaded, fixed)
+    cx, _, sig = translation_types(loaded, name, fixed)
     if any(p.constexpr and p.name not in cx for p in kir.params):
         return
     params = _params_of(rep.program, fixed)

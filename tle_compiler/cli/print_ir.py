@@ -70,7 +70,7 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, ch
         return modules
     from ..lowering.codegen import kernel_ir
     from ..lowering.compile import kernel_info_of
-    from .constexprs import lowering_constexprs, over_config
+    from .constexprs import translation_types
 
     loaded = load(path, fixed, args.kernel)
     check(fixed, [prog for prog in loaded.module.kernels
@@ -81,38 +81,33 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, ch
         if args.kernel and prog.name not in args.kernel:
             continue
         constexprs = dict(loaded.per_kernel.get(prog.name, loaded.specialised))
+        typed = {}
         if any(n in names for n in SPECIALISED_PASSES):
             # as --gluon (lowering/dumping.py lowered): DEFAULT_CONFIG's values, replaced by those
             # the kernel was verified with; no DEFAULT_CONFIG (loaded.defaults has none): the
-            # values given only, the others lowered generically (constexprs must not be)
-            constexprs = over_config(loaded.defaults.get(prog.name, {}),
-                                     lowering_constexprs(loaded, prog.name, fixed))
+            # values given only, the others lowered generically (constexprs must not be); and
+            # the argument types --gluon's translation takes
+            constexprs, _, typed = translation_types(loaded, prog.name, fixed)
         info = kernel_info_of((str(path), prog.name), constexprs)
         module = KirModule(kernel_ir(info), info=info, constexprs=constexprs,
                            program=info.program, bound=args.bound,
                            params={n: v for n, v in fixed.items() if n in fixable(info.program)})
-        if any(n in names for n in SPECIALISED_PASSES):
-            module.lowering = _typed(info, loaded, prog.name, constexprs)
+        if typed:
+            module.lowering = _typed(info, typed, constexprs)
         out.append((module, loaded.specialised_of(prog.name)))
     return out
 
 
-def _typed(info, loaded, name: str, constexprs: dict) -> dict:
+def _typed(info, sig: dict, constexprs: dict) -> dict:
     """The lowering options of a .py kernel's lowering passes: the argument types of its
-    DEFAULT_CONFIG signature, as --gluon types its Gluon (lowering/dumping.lowered: element
-    types decide which slot stores convert and the layouts of byte loads), so that -p emit-gluon
-    prints the module --gluon prints; untyped it converted every value stored into a slot
-    (``.to(gl.float32)`` of an fp32 load). Untyped, as tle-dump translates the kernel
-    (dump._translation_types), where the constexprs are not DEFAULT_CONFIG's and the signature
-    has descriptors (their boxes are DEFAULT_CONFIG's shapes), or where the signature's
-    descriptors do not fit the kernel (the verdict says why)."""
+    DEFAULT_CONFIG signature ``sig`` as the translation takes it (constexprs.translation_types),
+    as --gluon types its Gluon (lowering/dumping.lowered: element types decide which slot stores
+    convert and the layouts of byte loads), so that -p emit-gluon prints the module --gluon
+    prints; untyped it converted every value stored into a slot (``.to(gl.float32)`` of an fp32
+    load). Untyped where the signature's descriptors do not fit the kernel (the verdict says
+    why)."""
     from ..lowering.descriptors import signature_for_compile
 
-    sig = dict(loaded.signatures.get(name) or {})
-    config = loaded.defaults.get(name, {})
-    if not sig or (any(n in config and config[n] != v for n, v in constexprs.items())
-                   and any(str(t).startswith("tensordesc") for t in sig.values())):
-        return {}
     try:
         types = signature_for_compile(info, sig, constexprs)
     except TleError:

@@ -1716,6 +1716,7 @@ class Builder(BuildRules, ConstexprRules):
         self.depth += 1
         self.loop_depth += 1
         out: list[K.Stmt] = []
+        size = 0
         try:
             for v in values:
                 f.env[name] = Static("const", K.Const(v, self.loc(s.target)))
@@ -1724,8 +1725,10 @@ class Builder(BuildRules, ConstexprRules):
                 # a constexpr, whatever bound the name before (`j = 5`, a tensor, is no longer
                 # the binding the tensor rules read)
                 self.bound_at.pop(f.kir(name), None)
-                out.extend(self.block(s.body))
-                if _unrolled_size(out) > _MAX_UNROLLED:
+                body = self.block(s.body)
+                out.extend(body)
+                size += _unrolled_size(body)  # each iteration's statements counted once
+                if size > _MAX_UNROLLED:
                     # the bound triton_rules.static_range_rule holds a loop kept whole to
                     raise self.err(f"`{ast.unparse(s.iter)}` unrolls to more than "
                                    f"{_MAX_UNROLLED} statements; Triton 3.6 unrolls a "
