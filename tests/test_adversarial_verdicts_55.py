@@ -78,14 +78,17 @@ Left open: the lowering's own register check (a budget written with constexprs, 
 the kernel is translated) still names the default partition's ``def`` line (the kernel IR keeps
 no location of the warp_specialize call); tle_kernels/sparse_mla_narrow.py's ``-p emit-gluon``
 differs from ``--gluon`` in its barrier offsets (an eager-publish kernel, whose --gluon is the
-compiled kernel's source, as lowering/dumping.py says); the summary line of each kernel of a
-file gives the file's elapsed time.
+compiled kernel's source, as lowering/dumping.py says).
+
+Fixed since: the summary line of each kernel of a file with several gave the file's elapsed
+time as the kernel's; it now gives the kernel's own and the file's (cli/dump.py).
 """
 
 from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 
@@ -955,3 +958,17 @@ def test_a_value_below_the_cycle_is_verified_and_the_semantics_agrees(tmp_path, 
     assert simulate(program, {"N": 3}).ok
     code, _, err = run_dump(capsys, "-q", "--param", "N=4", str(path))
     assert code == 1 and "cycle (when N=4) [deadlock]" in err, err
+
+
+def test_each_kernels_summary_line_gives_its_own_time_and_the_files(capsys):
+    """A file of four kernels: each summary line gives that kernel's own seconds, then the
+    file's; the kernels' own add up to no more than the file's. One kernel: the run's time."""
+    path = Path(__file__).resolve().parent.parent / "tle_kernels" / "sparse_mla_narrow.py"
+    code, _, err = run_dump(capsys, "-q", str(path))
+    assert code == 0
+    times = re.findall(r"^tle-dump: (\w+): verified.*\((\d+\.\d\d) s; the file (\d+\.\d\d) s\)$",
+                       err, re.M)
+    assert len(times) == 4 and len({f for _, _, f in times}) == 1, err
+    assert sum(float(k) for _, k, _ in times) <= float(times[0][2]) + 0.01
+    code, _, err = run_dump(capsys, "-q", "--kernel", "sparse_mla_narrow", str(path))
+    assert code == 0 and re.search(r"\((\d+\.\d\d) s\)$", err.strip()), err
