@@ -168,11 +168,12 @@ def split_range(seqlen: int, n_split: int, s: int) -> tuple[int, int]:
     return s * chunk, min(seqlen, (s + 1) * chunk)
 
 
-def run_emulated(kernel: str, mod, q, k, bt, sl, causal, n_split, sm_scale=None, tma=False):
+def run_emulated(kernel: str, mod, q, k, bt, sl, causal, n_split, sm_scale=None, tma=False,
+                 q_tma=False):
     """The emulated kernel, launched as the launcher launches it, into NaN-poisoned outputs; the
-    split parts are merged as the combine merges them. ``tma``: the seesaw's TMA producer (K
-    pages copied as shifted boxes from tensor descriptors). Returns (out fp32, lse, o_part,
-    lse_part)."""
+    split parts are merged as the combine merges them. ``tma``: the TMA producer (K pages copied
+    as shifted boxes from tensor descriptors); ``q_tma``: Q copied as TMA boxes. Returns (out
+    fp32, lse, o_part, lse_part)."""
     import torch
 
     b, s_q, h_q, _ = q.shape
@@ -182,7 +183,8 @@ def run_emulated(kernel: str, mod, q, k, bt, sl, causal, n_split, sm_scale=None,
     o_part = torch.full((b, n_split, s_q, h_q, 512), float("nan"))
     lse_part = torch.full((b, n_split, s_q, h_q), float("nan"))
     grid, args, constexprs = decode_call(kernel, q, k, bt, sl, sm_scale, causal, n_split, out, lse,
-                                         o_part, lse_part, tma)
+                                         o_part, lse_part, tma, q_tma)
+    assert constexprs.get("QTMA", 0) == int(q_tma)
     getattr(mod, f"mla_decode_{kernel}")[grid](*args, **constexprs)
     if n_split == 1:
         assert o_part.isnan().all() and lse_part.isnan().all()  # untouched
@@ -207,7 +209,7 @@ def check_against_reference(out, lse, ref_out, ref_lse) -> None:
 
 
 def check_case(kernel: str, b, s_q, h_q, h_kv, seqlens, causal, n_split, tma=False,
-               mod=None) -> None:
+               mod=None, q_tma=False) -> None:
     """One of CASES against tle_kernels/decode_reference.py (fp32) on poisoned inputs: cache rows
     past seqlen are NaN and block-table entries past a request's pages name no page, so reading
     either shows (NaN, or the emulator's out-of-bounds assertion). Split: a split with no token of
@@ -219,7 +221,7 @@ def check_case(kernel: str, b, s_q, h_q, h_kv, seqlens, causal, n_split, tma=Fal
     mod = emulated(kernel) if mod is None else mod
     q, k, bt, sl = make_decode_inputs(b, s_q, h_q, h_kv, seqlens, device="cpu", seed=11)
     out, lse, o_part, lse_part = run_emulated(kernel, mod, q, k, bt, sl, causal, n_split,
-                                              tma=tma)
+                                              tma=tma, q_tma=q_tma)
     ref_out, ref_lse = mla_decode_reference(q, k, bt, sl, causal=causal)
 
     check_against_reference(out, lse, ref_out, ref_lse)
@@ -300,13 +302,14 @@ MASK_EDGE_IDS = [f"sq{c[1]}_{'causal' if c[5] else 'full'}_{c[6]}" for c in MASK
 
 
 def run_emulated_scheduled(kernel: str, mod, q, k, bt, sl, causal, parts, balance=True,
-                           tma=False, sm_scale=None, run=1):
+                           tma=False, sm_scale=None, run=1, q_tma=False):
     """The emulated scheduled kernel, launched as mla_decode_launch.launch_scheduled launches it,
     into NaN-poisoned out / lse / partials; the split requests' slots are merged as the
     scheduled combine merges them (with the schedule of tle_kernels/decode_schedule.py, the
     reference the kernel's own arithmetic must agree with). Checks that exactly the whole
     requests' rows were written directly and exactly the split segments' slots as partials.
-    Without ``balance`` each program walks ``run`` whole requests. Returns (out fp32, lse)."""
+    Without ``balance`` each program walks ``run`` whole requests; ``q_tma``: one program per
+    request copies Q with TMA boxes. Returns (out fp32, lse)."""
     import torch
 
     from tle_kernels.decode_schedule import segments
@@ -319,7 +322,8 @@ def run_emulated_scheduled(kernel: str, mod, q, k, bt, sl, causal, parts, balanc
     o_part = torch.full((b + parts, s_q, h_q, 512), float("nan"))
     lse_part = torch.full((b + parts, s_q, h_q), float("nan"))
     grid, args, constexprs = scheduled_call(kernel, q, k, bt, sl, sm_scale, causal, out, lse,
-                                            parts, o_part, lse_part, tma, balance, run)
+                                            parts, o_part, lse_part, tma, balance, run, q_tma)
+    assert constexprs["QTMA"] == int(q_tma)
     getattr(mod, f"mla_decode_{kernel}")[grid](*args, **constexprs)
     out = out.float()
     if not balance:
@@ -342,7 +346,7 @@ def run_emulated_scheduled(kernel: str, mod, q, k, bt, sl, causal, parts, balanc
 
 
 def check_scheduled_case(kernel: str, b, s_q, h_q, h_kv, seqlens, causal, parts, balance=True,
-                         tma=False, mod=None, run=1) -> None:
+                         tma=False, mod=None, run=1, q_tma=False) -> None:
     """One of SCHEDULED_CASES against the fp32 reference on poisoned inputs (as check_case)."""
     pytest.importorskip("torch")
     from tle_kernels.decode_reference import make_decode_inputs, mla_decode_reference
@@ -350,6 +354,6 @@ def check_scheduled_case(kernel: str, b, s_q, h_q, h_kv, seqlens, causal, parts,
     mod = emulated(kernel) if mod is None else mod
     q, k, bt, sl = make_decode_inputs(b, s_q, h_q, h_kv, seqlens, device="cpu", seed=11)
     out, lse = run_emulated_scheduled(kernel, mod, q, k, bt, sl, causal, parts, balance, tma,
-                                      run=run)
+                                      run=run, q_tma=q_tma)
     ref_out, ref_lse = mla_decode_reference(q, k, bt, sl, causal=causal)
     check_against_reference(out, lse, ref_out, ref_lse)

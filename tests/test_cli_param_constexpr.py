@@ -58,8 +58,8 @@ def test_a_constexpr_of_a_generically_read_kernel_is_read_specialised(capsys, va
 def test_a_constexpr_adds_to_a_kernel_read_specialised_to_its_config(capsys):
     code, out, err = run(capsys, "--graph", "--param", "CAUSAL=1", PIPE)
     assert code == EXIT_OK, err
-    assert "read specialised to BLOCK_H=64, CAUSAL=1, TMA=0" in err
-    assert "with BLOCK_H = 64, CAUSAL = 1, TMA = 0 (read specialised)" in verdict_line(out)
+    assert "read specialised to BLOCK_H=64, CAUSAL=1, QTMA=0, TMA=0" in err
+    assert "with BLOCK_H = 64, CAUSAL = 1, QTMA = 0, TMA = 0 (read specialised)" in verdict_line(out)
     assert "CAUSAL" not in verdict_line(run(capsys, PIPE)[1])  # DEFAULT_CONFIG's False: unbound
 
 
@@ -114,7 +114,7 @@ def test_unknown_name_lists_params_and_constexprs(capsys):
     code, _, err = run(capsys, "--graph", "--param", "CAUSALL=1", PIPE)
     assert code == EXIT_UNUSABLE
     line = error_line(err)
-    assert "known: BLOCK_H, NK, TMA" in line and "constexprs: CAUSAL, SPLIT" in line
+    assert "known: BLOCK_H, NK, QTMA, TMA" in line and "constexprs: CAUSAL, SPLIT" in line
 
 
 @pytest.mark.parametrize("value", ["LOWER=true", "LOWER=yes", "LOWER=1.0"])

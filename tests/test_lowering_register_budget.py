@@ -153,7 +153,7 @@ def test_a_budget_is_evaluated_from_the_reading_not_read_again():
     from tle_compiler.frontend.budgets import with_budgets
 
     seesaw = ROOT / "tle_kernels" / "mla_decode_seesaw.py"
-    bind = {"BALANCE": 1, "BLOCK_H": 64, "RUN": 1, "TMA": 1}
+    bind = {"BALANCE": 1, "BLOCK_H": 64, "RUN": 1, "TMA": 1, "QTMA": 0}
     (info,) = kernels_of_source(seesaw.read_text(), str(seesaw), bind=bind)
     assert [p.regs for p in info.partitions[1:]] == [None, None]  # CAUSAL is left free
     # 224 + 8*TMA + 8*TMA*CAUSAL*(1 - BALANCE), 224 + 8*TMA, with TMA = 1

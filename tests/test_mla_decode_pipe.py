@@ -27,7 +27,9 @@ def test_tle_dump_graph_verifies_for_every_trip_count(capsys):
 
 def test_every_partition_loops_over_the_same_trip_count():
     checks.check_partitions_loop_over("pipe", {"producer", "left", "right"}, "NK",
-                                      binds=({"BLOCK_H": 64, "TMA": 0}, {"BLOCK_H": 64, "TMA": 1}))
+                                      binds=({"BLOCK_H": 64, "TMA": 0, "QTMA": 0},
+                                             {"BLOCK_H": 64, "TMA": 1, "QTMA": 0},
+                                             {"BLOCK_H": 64, "TMA": 1, "QTMA": 1}))
 
 
 @pytest.mark.parametrize("tma", [0, 1], ids=["cp_async", "tma"])
@@ -37,7 +39,7 @@ def test_compiles_for_sm90a_without_spills(causal, split, tma):
     """Both output paths (bf16 out + lse, fp32 parts), the causal mask and both K producers: no
     register spills with the workers at [240, 168] (the left raises to 240), and the pipes fit
     in shared memory."""
-    checks.check_compiles_without_spills("pipe", causal, split, regs=240, TMA=tma)
+    checks.check_compiles_without_spills("pipe", causal, split, regs=240, TMA=tma, QTMA=tma)
 
 
 # ---------------------------------------------------------------- the launcher
@@ -107,6 +109,40 @@ def test_decode_call_passes_descriptors_exactly_with_tma(tma):
         assert all(d.base is k for d in args[2:4])
     else:
         assert args[2] is k and args[3] is k
+
+
+def test_decode_call_passes_q_descriptors_exactly_with_q_tma():
+    """With q_tma the pipe kernel takes two descriptors over q viewed as rows [b * s_q * h_q,
+    576] after k_cache's (boxes [64, 256] and [64, 64]: its q slot holds the RoPE tail too) and
+    QTMA = 1; without, q stands in their places; a q whose rows cannot be boxed is refused."""
+    torch = pytest.importorskip("torch")
+    from tle_kernels.decode_reference import make_decode_inputs
+    from tle_kernels.mla_decode_launch import decode_call
+
+    q, k, bt, sl = make_decode_inputs(2, 2, 16, 1, [5, 70], device="cpu", seed=0)
+    out, lse = torch.empty(2, 2, 16, 512).bfloat16(), torch.empty(2, 16, 2)
+    for q_tma in (False, True):
+        _, args, constexprs = decode_call("pipe", q, k, bt, sl, 0.1, False, 1, out, lse,
+                                          tma=True, q_tma=q_tma)
+        assert constexprs["QTMA"] == int(q_tma)
+        if q_tma:
+            assert [list(d.block_shape) for d in args[4:6]] == [[64, 256], [64, 64]]
+            assert all(d.base is q and list(d.shape) == [64, 576] for d in args[4:6])
+        else:
+            assert args[4] is q and args[5] is q
+    with pytest.raises(ValueError, match="cannot copy Q with TMA: a row block's q rows"):
+        decode_call("pipe", q, k.expand(-1, -1, 2, -1), bt, sl, 0.1, False, 1, out, lse,
+                    q_tma=True)
+
+
+@pytest.mark.parametrize("b,s_q,h_q,h_kv,seqlens,causal,n_split",
+                         [c for c in checks.CASES if c[3] == 1 or c[1] == 1],
+                         ids=[i for c, i in zip(checks.CASES, checks.CASE_IDS)
+                              if c[3] == 1 or c[1] == 1])
+def test_emulated_q_tma_matches_the_reference(b, s_q, h_q, h_kv, seqlens, causal, n_split):
+    """Q copied as TMA boxes (with the TMA K producer): a partial row block's unused rows take
+    the next rows of q, or zeros past its end, and never reach a stored output."""
+    checks.check_case("pipe", b, s_q, h_q, h_kv, seqlens, causal, n_split, tma=True, q_tma=True)
 
 
 def test_tle_dump_ptx_lowers_the_tma_producer_it_verified(capsys):

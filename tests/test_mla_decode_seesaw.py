@@ -85,8 +85,26 @@ def test_the_tma_kernel_compiles_for_sm90a_without_spills(causal, balance, run):
     40; consumer0 240 with CAUSAL and whole requests, the producer then 32), and the pipes fit
     in Hopper's shared memory."""
     regs = 240 if causal and not balance else 232
+    # one program per request copies Q with TMA too, as its launch does (mla_decode_launch.q_args)
     checks.check_compiles_without_spills("seesaw", causal, None, regs=regs, TMA=1,
-                                         BALANCE=int(balance), RUN=run)
+                                         BALANCE=int(balance), RUN=run,
+                                         QTMA=int(not balance and run == 1))
+
+
+def test_with_q_by_tma_the_q_barrier_expects_both_boxes():
+    """One program per request with QTMA = 1: Q's two [64, 256] boxes are TMA copies in q's
+    window, and its full barrier expects their 65,536 bytes (with the K pieces' as before)."""
+    from tle_compiler.frontend import read_kernels
+    from tle_compiler.passes import verify
+
+    (info,) = read_kernels(str(checks.kernel_file("seesaw")),
+                           bind={"BLOCK_H": 64, "TMA": 1, "BALANCE": 0, "RUN": 1, "QTMA": 1})
+    ctx = verify(info.program)
+    assert ctx.ok and ctx.verdict().kind == "proved"
+    full = {b.pipe: (b.expect_tx, tuple(b.tma)) for b in ctx.barriers
+            if b.kind == "full" and b.stage == 0}
+    assert full["q"][0] == 65536 and set(full["q"][1]) == {"q_l", "q_r"}
+    assert full["kv0"][0] == 32768 + 8192
 
 
 @pytest.mark.parametrize("causal,balance", [(False, True), (True, True), (False, False)],
@@ -201,13 +219,16 @@ def test_scheduled_launch_checks_shapes_and_gives_the_schedules_grid():
     grid, args, constexprs = scheduled_call("seesaw", q, k, bt, sl, 0.1, True, out, lse, parts,
                                             o_part, lse_part)
     assert grid == (2 * 2, parts)          # 2 kv heads x 2 blocks of 64 rows (2 x 64 heads / 2)
-    assert constexprs == {"BLOCK_H": 64, "CAUSAL": True, "BALANCE": 1, "TMA": 0, "RUN": 1}
-    assert args[8] is o_part and args[9] is lse_part
+    assert constexprs == {"BLOCK_H": 64, "CAUSAL": True, "BALANCE": 1, "TMA": 0, "RUN": 1,
+                          "QTMA": 0}
+    o_arg = list(mod_signature()).index("opart_ptr")
+    assert args[o_arg] is o_part and args[o_arg + 1] is lse_part
     b_arg = list(mod_signature()).index("B")
     assert args[b_arg:b_arg + 2] == (3, 1)
     grid, args, constexprs = scheduled_call("seesaw", q, k, bt, sl, 0.1, False, out, lse, parts,
                                             balance=False)
-    assert grid == (4, 3) and not constexprs["BALANCE"] and args[8] is lse and args[9] is lse
+    assert grid == (4, 3) and not constexprs["BALANCE"]
+    assert args[o_arg] is lse and args[o_arg + 1] is lse
     assert constexprs["RUN"] == 1
     # runs of whole requests: ceil(b / run) programs per row block
     for run, progs in ((2, 2), (3, 1), (5, 1)):
@@ -344,6 +365,120 @@ def test_a_launch_compiles_each_producer_from_its_arguments():
     bulk = {dict(key[0])["k_desc"]: c.asm["ptx"].count("cp.async.bulk.tensor.4d")
             for key, c in mla_decode_seesaw.runtime.cache.items()}
     assert bulk["tensordesc<bf16[1, 64, 1, 256]>"] == 6 and bulk["*bf16"] == 0
+
+
+def test_q_tma_is_taken_where_a_row_blocks_q_rows_are_consecutive(monkeypatch):
+    """The Q copy by TMA boxes (mla_decode_launch.use_q_tma): taken by default where q viewed as
+    rows [b * s_q * h_q, 576] holds each row block's rows consecutively (h_kv == 1 or s_q == 1,
+    first three dims flattening, 16-byte rows); refused, naming why, when forced where it cannot;
+    TLE_DECODE_QTMA forces either, the keyword wins; dropped by a walking launch (its Q staging
+    sits under a run-time `if`, which an expect-tx commit cannot follow)."""
+    torch = pytest.importorskip("torch")
+    from tle_kernels.decode_reference import make_decode_inputs
+    from tle_kernels.mla_decode_launch import QTMA_ENV, q_tma_reason, scheduled_call, use_q_tma
+
+    monkeypatch.delenv(QTMA_ENV, raising=False)
+    q, k, bt, sl = make_decode_inputs(3, 2, 32, 1, [5, 70, 130], device="cpu", seed=0)
+    assert q_tma_reason(q, 1) is None and use_q_tma(q, 1)
+    assert q_tma_reason(q[:, :1].contiguous(), 2) is None   # s_q == 1: any h_kv
+    assert "do not flatten" in q_tma_reason(q[:, :1], 1)     # a request's second query skipped
+    assert "not consecutive" in q_tma_reason(q, 2)    # grouped heads and two queries
+    with pytest.raises(ValueError, match="cannot copy Q with TMA: a row block's q rows"):
+        use_q_tma(q, 2, True)
+    assert not use_q_tma(q, 2)
+    wide = torch.zeros(3, 2, 32, 640).bfloat16()[..., :576]   # padded rows: still flatten
+    assert q_tma_reason(wide, 1) is None
+    gap = torch.zeros(3, 3, 32, 576).bfloat16()[:, :2]         # a query gap between requests
+    assert "do not flatten" in q_tma_reason(gap, 1)
+    odd = torch.zeros(q.numel() + 8).bfloat16()[1:1 + q.numel()].view(q.shape)
+    assert "16-byte" in q_tma_reason(odd, 1)
+    monkeypatch.setenv(QTMA_ENV, "0")
+    assert not use_q_tma(q, 1) and use_q_tma(q, 1, True)
+    monkeypatch.setenv(QTMA_ENV, "1")
+    assert use_q_tma(q, 1) and not use_q_tma(q, 1, False)
+
+    out, lse = torch.empty(3, 2, 32, 512).bfloat16(), torch.empty(3, 32, 2)
+    _, args, cx = scheduled_call("seesaw", q, k, bt, sl, 0.1, False, out, lse, 2, tma=True,
+                                 balance=False, q_tma=True)
+    assert cx["QTMA"] == 1
+    assert list(args[4].block_shape) == [64, 256] and list(args[4].shape) == [3 * 2 * 32, 576]
+    assert list(args[4].strides) == [576, 1] and args[4].base is q
+    for balance, run in ((False, 2), (True, 1)):
+        o_part, lse_part = torch.empty(5, 2, 32, 512), torch.empty(5, 2, 32)
+        _, args, cx = scheduled_call("seesaw", q, k, bt, sl, 0.1, False, out, lse, 2, o_part,
+                                     lse_part, tma=True, balance=balance, run=run, q_tma=True)
+        assert cx["QTMA"] == 0 and args[4] is q
+    with pytest.raises(ValueError, match="cannot copy Q with TMA"):
+        scheduled_call("seesaw", gap, k, bt, sl, 0.1, False, out, lse, 2, tma=True,
+                       balance=False, q_tma=True)
+
+
+def test_a_q_tma_launch_copies_q_with_two_boxes():
+    """Compiled for sm_90a without a GPU: the QTMA launch's producer copies Q with two rank-2
+    bulk copies and no cp.async, beside the six rank-4 K copies of a pair."""
+    torch = pytest.importorskip("torch")
+    from tle_compiler.diagnostics import TleError
+    from tle_kernels.decode_reference import make_decode_inputs
+    from tle_kernels.mla_decode_launch import scheduled_call
+    from tle_kernels.mla_decode_seesaw import mla_decode_seesaw
+
+    q, k, bt, sl = make_decode_inputs(2, 1, 128, 1, [5, 70], device="cpu", seed=0)
+    out, lse = torch.empty(2, 1, 128, 512).bfloat16(), torch.empty(2, 128, 1)
+    grid, args, constexprs = scheduled_call("seesaw", q, k, bt, sl, 0.1, False, out, lse, 2,
+                                            tma=True, balance=False, q_tma=True)
+    with pytest.raises(TleError) as e:
+        mla_decode_seesaw[grid](*args, **constexprs)
+    assert e.value.check == "no-gpu"
+    ptx = next(c.asm["ptx"] for key, c in mla_decode_seesaw.runtime.cache.items()
+               if dict(key[0])["q_desc"] == "tensordesc<bf16[64, 256]>")
+    assert ptx.count("cp.async.bulk.tensor.2d") == 2 and ptx.count("cp.async.bulk.tensor.4d") == 6
+    assert "cp.async.cg" not in ptx
+
+
+Q_TMA_CASES = [c for c in checks.SCHEDULED_CASES if c[3] == 1 or c[1] == 1]
+
+
+@pytest.mark.parametrize("b,s_q,h_q,h_kv,seqlens,causal,parts", Q_TMA_CASES,
+                         ids=[f"b{c[0]}_sq{c[1]}_hq{c[2]}_hkv{c[3]}" for c in Q_TMA_CASES])
+@pytest.mark.parametrize("tma", PRODUCERS, ids=PRODUCER_IDS)
+def test_emulated_q_tma_programs_match_the_reference(tma, b, s_q, h_q, h_kv, seqlens, causal,
+                                                     parts):
+    """One program per request with Q copied by TMA boxes: partial row blocks (16 or 32 rows of
+    a kv head) take the next rows of q into their unused rows (or zeros past q's end), which
+    must not reach the real rows' outputs."""
+    checks.check_scheduled_case("seesaw", b, s_q, h_q, h_kv, seqlens, causal, parts,
+                                balance=False, tma=tma, q_tma=True)
+
+
+def test_emulated_q_tma_partial_blocks_ignore_the_rows_they_borrow():
+    """h_q 16, s_q 1: each program's box holds its request's 16 rows and 48 rows of the next
+    requests. Those requests' q rows are NaN and +-inf: the first requests' outputs stay the
+    reference's (each row's scores, softmax and output are its own), and the poisoned rows'
+    outputs are what the reference gives them."""
+    torch = pytest.importorskip("torch")
+
+    def poison(q):
+        q = q.clone()
+        q[2, :, :8] = float("nan")
+        q[2, :, 8:] = float("inf")
+        q[3, :, :] = -float("inf")
+        return q
+
+    from tle_kernels.decode_reference import make_decode_inputs, mla_decode_reference
+    from tle_kernels.mla_decode_launch import scheduled_call
+
+    q, k, bt, sl = make_decode_inputs(4, 1, 16, 1, [70, 129, 64, 5], device="cpu", seed=3)
+    q = poison(q)
+    out = torch.full((4, 1, 16, 512), float("nan")).bfloat16()
+    lse = torch.full((4, 16, 1), float("nan"))
+    grid, args, cx = scheduled_call("seesaw", q, k, bt, sl, 576 ** -0.5, False, out, lse, 4,
+                                    tma=True, balance=False, q_tma=True)
+    assert cx["QTMA"] == 1
+    checks.emulated("seesaw").mla_decode_seesaw[grid](*args, **cx)
+    ref_out, ref_lse = mla_decode_reference(q, k, bt, sl)
+    checks.check_against_reference(out[:2].float(), lse[:2], ref_out[:2], ref_lse[:2])
+    for i in (2, 3):  # rows of q that are NaN / inf: the same non-finite outputs as the reference
+        assert torch.equal(out[i].float().isnan(), ref_out[i].isnan())
 
 
 # ---------------------------------------------------------------- math, in CPU emulation

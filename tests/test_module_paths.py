@@ -19,7 +19,8 @@ ROOT = Path(__file__).resolve().parent.parent
 def files_named(path: str) -> set[str]:
     """The files the kernel IR of the pipe decode (read specialised to its DEFAULT_CONFIG: TMA
     copies under ``if TMA``) locates its statements in."""
-    infos = kernels_of_source(Path(path).read_text(), path, bind={"BLOCK_H": 64, "TMA": 0})
+    infos = kernels_of_source(Path(path).read_text(), path,
+                              bind={"BLOCK_H": 64, "TMA": 0, "QTMA": 0})
     return {f for i in infos for f in re.findall(r"file='([^']*)'", repr(i.program))}
 
 

@@ -39,7 +39,7 @@ FIXTURES = ROOT / "tests" / "fixtures" / "named_barrier"
 KERNELS = [(FIXTURES / "hop_commit.ok.py", "hop_commit"), (FIXTURES / "exchange.ok.py", "exchange"),
            (FIXTURES / "three_partitions.ok.py", "three")]
 SEESAW = (ROOT / "tle_kernels" / "mla_decode_seesaw.py", "mla_decode_seesaw")
-SEESAW_CX = {"BLOCK_H": 64, "CAUSAL": False, "BALANCE": 1, "TMA": 1, "RUN": 1}
+SEESAW_CX = {"BLOCK_H": 64, "CAUSAL": False, "BALANCE": 1, "TMA": 1, "RUN": 1, "QTMA": 0}
 NAMED_OP = re.compile(r'"bar\.(arrive|sync) (\d+), (\d+); mov\.b32 \$0, 0;"')
 #: Hardware barriers a CTA has.
 HW_BARRIERS = 16
@@ -493,7 +493,7 @@ def test_the_decode_seesaw_exchange_lowers_to_named_barriers():
     from tle_compiler.lowering import compile_kernel, ptxas_stats
     import tle_kernels.mla_decode_seesaw as mod
 
-    (info,) = read_kernels(str(SEESAW[0]), name=SEESAW[1], bind={"BLOCK_H": 64, "TMA": 1})
+    (info,) = read_kernels(str(SEESAW[0]), name=SEESAW[1], bind={"BLOCK_H": 64, "TMA": 1, "QTMA": 0})
     assert {p.name for p in info.program.pipes if p.named} == {"max0", "max1", "prob0", "prob1"}
     assert {p: (w, r, t) for p, (w, r, t) in _expected_threads(info).items()} == {
         "max0": ("consumer0", "consumer1", 256), "prob0": ("consumer0", "consumer1", 256),

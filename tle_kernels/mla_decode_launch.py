@@ -153,6 +153,62 @@ def k_descriptors(k_cache: torch.Tensor) -> tuple:
             TensorDescriptor(k_cache, shape, strides, [1, PAGE, 1, D_TAIL]))
 
 
+QTMA_ENV = "TLE_DECODE_QTMA"
+# Kernels whose producer can copy Q with TMA boxes (a ``QTMA`` constexpr, 0 / 1) and how many
+# descriptors over q they take after k_cache's: [64, 256] boxes of the main dims, and for the
+# pipe decode, whose q slot holds the RoPE tail too, [64, 64] boxes of it.
+Q_TMA_KERNELS = {"seesaw": 1, "pipe": 2}
+
+
+def q_tma_reason(q: torch.Tensor, h_kv: int) -> Optional[str]:
+    """None when a decode kernel can copy a row block's Q with TMA boxes of q viewed as rows
+    [b * s_q * h_q, 576] (:func:`q_args`), else why not: a block's rows (query j,
+    head) of one kv head are consecutive there only with h_kv == 1 or s_q == 1, and the view
+    needs q's first three dims to flatten into one with a 16-byte row stride, the last dim
+    contiguous and a 16-byte aligned base. Shapes and strides only, then the data pointer."""
+    b, s_q, h_q, _ = q.shape
+    if h_kv != 1 and s_q != 1:
+        return f"a row block's q rows are not consecutive (h_kv={h_kv}, s_q={s_q})"
+    if q.numel() == 0:
+        return "q is empty"
+    if q.stride(3) != 1:
+        return "q's last dim is not contiguous"
+    if (s_q > 1 and q.stride(1) != h_q * q.stride(2)) or (b > 1 and q.stride(0) != s_q * h_q * q.stride(2)):
+        return f"q's (batch, query, head) dims do not flatten into rows (strides {tuple(q.stride())})"
+    if (q.stride(2) * q.element_size()) % 16 != 0 or q.data_ptr() % 16 != 0:
+        return f"q's rows are not 16-byte aligned (data_ptr {q.data_ptr()}, strides {tuple(q.stride())})"
+    return None
+
+
+def use_q_tma(q: torch.Tensor, h_kv: int, q_tma: Optional[bool] = None) -> bool:
+    """Whether a decode kernel's producer copies Q with TMA boxes (:func:`q_tma_reason`): ``q_tma``
+    if given (True refused, naming why, when it cannot), else ``TLE_DECODE_QTMA`` (0 / 1) if
+    set, else whenever it can."""
+    if q_tma is None:
+        q_tma = env_switch(QTMA_ENV)
+    why = q_tma_reason(q, h_kv)
+    if q_tma is None:
+        return why is None
+    if q_tma and why is not None:
+        raise ValueError(f"the decode kernel cannot copy Q with TMA: {why}")
+    return bool(q_tma)
+
+
+def q_args(kernel: str, q: torch.Tensor, q_tma: bool) -> tuple:
+    """The kernel's Q descriptor arguments (none for a kernel without a Q copy by TMA): the host
+    tensor descriptors over q viewed as rows [b * s_q * h_q, 576] (row stride q.stride(2);
+    coordinates [row, column]) with boxes [64, 256] and, for the pipe decode, [64, 64]; q in
+    their places when ``q_tma`` is off (unused)."""
+    n = Q_TMA_KERNELS.get(kernel, 0)
+    if not q_tma:
+        return (q,) * n
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    b, s_q, h_q, d = q.shape
+    boxes = ([BLOCK_H, D_HALF], [BLOCK_H, D_TAIL])[:n]
+    return tuple(TensorDescriptor(q, [b * s_q * h_q, d], [q.stride(2), 1], box) for box in boxes)
+
+
 def check_shapes(kernel: str, q, k_cache) -> None:
     """The head counts ``kernel`` runs (:func:`unsupported_reason`), rows of 576 and pages of 64
     tokens; ValueError naming what is wrong."""
@@ -179,9 +235,10 @@ def k_cache_args(kernel: str, k_cache, tma: bool) -> tuple:
 
 def decode_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: float,
                 causal: bool, n_split: int, out, lse, o_part=None, lse_part=None,
-                tma: bool = False):
+                tma: bool = False, q_tma: bool = False):
     """``(grid, args, constexprs)`` of a launch of the decode kernel ``kernel`` (None when there
-    is nothing to run: b == 0), after checking shapes.
+    is nothing to run: b == 0), after checking shapes. ``q_tma``: its Q rows copied with TMA
+    boxes (:func:`q_args`).
 
     ``n_split == 1``: the kernel writes out [b, s_q, h_q, 512] bf16 and lse [b, h_q, s_q] fp32.
     ``n_split > 1``: it writes o_part [b, n_split, s_q, h_q, 512] fp32 and lse_part
@@ -215,7 +272,10 @@ def decode_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: f
     if b == 0:
         return None
     k_args = k_cache_args(kernel, k_cache, tma)
-    args = (q, *k_args, block_table, cache_seqlens, o, l,
+    q_tma = bool(q_tma) and kernel in Q_TMA_KERNELS
+    if q_tma and q_tma_reason(q, h_kv) is not None:
+        raise ValueError(f"{kernel}: cannot copy Q with TMA: {q_tma_reason(q, h_kv)}")
+    args = (q, *k_args, *q_args(kernel, q, q_tma), block_table, cache_seqlens, o, l,
             q.stride(0), q.stride(1), q.stride(2),
             k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), block_table.stride(0),
             *o_strides, *l_strides,
@@ -224,6 +284,8 @@ def decode_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: f
     constexprs = dict(BLOCK_H=BLOCK_H, CAUSAL=bool(causal) and s_q > 1, SPLIT=n_split > 1)
     if kernel in TMA_KERNELS:
         constexprs["TMA"] = int(bool(tma))
+    if kernel in Q_TMA_KERNELS:
+        constexprs["QTMA"] = int(q_tma)
     return decode_grid(b, s_q, h_q, h_kv, n_split), args, constexprs
 
 
@@ -293,9 +355,12 @@ def per_request_leaves_sms_idle(requests: int, parts: int) -> bool:
 
 def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: float,
                    causal: bool, out, lse, parts: int, o_part=None, lse_part=None,
-                   tma: bool = False, balance: bool = True, run: int = 1):
+                   tma: bool = False, balance: bool = True, run: int = 1, q_tma: bool = False):
     """``(grid, args, constexprs)`` of a launch of the scheduled decode kernel ``kernel`` (None
-    when b == 0), after checking shapes. ``balance``: P = ``parts`` programs per (kv head, row
+    when b == 0), after checking shapes. ``q_tma``: one program per request copies its Q rows
+    with TMA boxes (:func:`q_args`; only without a walk, balance False and run 1: the walk
+    stages Q under a run-time `if`, which an expect-tx commit cannot follow); otherwise q stands
+    in the descriptor's place (unused). ``balance``: P = ``parts`` programs per (kv head, row
     block) walk equal shares of the batch's K-tile pairs; requests wholly inside one program are
     written to out / lse, the others' segments to o_part [b + P, s_q, h_q, 512] and lse_part
     [b + P, s_q, h_q] (fp32) for mla_decode_combine_scheduled. Not ``balance``: each program
@@ -331,14 +396,17 @@ def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale
     if b == 0:
         return None
     k_args = k_cache_args(kernel, k_cache, tma)
-    args = (q, *k_args, block_table, cache_seqlens, out, lse, op, lp,
+    q_tma = bool(q_tma) and not balance and run == 1
+    if q_tma and q_tma_reason(q, h_kv) is not None:
+        raise ValueError(f"{kernel}: cannot copy Q with TMA: {q_tma_reason(q, h_kv)}")
+    args = (q, *k_args, *q_args(kernel, q, q_tma), block_table, cache_seqlens, out, lse, op, lp,
             q.stride(0), q.stride(1), q.stride(2),
             k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), block_table.stride(0),
             b, -(-b // SCHED_CHUNK), s_q, h_kv, h_q // h_kv, float(sm_scale))
     # BALANCE an integer (0 / 1), as RUN: the kernel's partitions branch on BALANCE + RUN - 1
     # (walk or one whole request), which a reading binds only where both are integers
     constexprs = dict(BLOCK_H=BLOCK_H, CAUSAL=bool(causal) and s_q > 1,
-                      BALANCE=int(bool(balance)), RUN=1 if balance else int(run))
+                      BALANCE=int(bool(balance)), RUN=1 if balance else int(run), QTMA=int(q_tma))
     if kernel in TMA_KERNELS:
         constexprs["TMA"] = int(bool(tma))
     return (h_kv * row_blocks(s_q, h_q, h_kv), parts), args, constexprs
@@ -346,10 +414,12 @@ def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale
 
 def launch_scheduled(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: float,
                      causal: bool, out, lse, parts: int, tma: Optional[bool] = None,
-                     balance: Optional[bool] = None, run: Optional[int] = None) -> None:
+                     balance: Optional[bool] = None, run: Optional[int] = None,
+                     q_tma: Optional[bool] = None) -> None:
     """One decode step of the scheduled kernel ``kernel`` into out / lse: the kernel, and with
     balance the scheduled combine of the split requests (partials in fresh buffers, so a CUDA
-    graph captures both launches); without, runs of :func:`run_length` whole requests."""
+    graph captures both launches); without, runs of :func:`run_length` whole requests.
+    ``q_tma``: :func:`use_q_tma` (one program per request only)."""
     check_row_alignment(kernel, q=q, k_cache=k_cache)
     b, s_q, h_q, _ = q.shape
     balance = use_balance(balance, b, parts)
@@ -359,7 +429,8 @@ def launch_scheduled(kernel: str, q, k_cache, block_table, cache_seqlens, sm_sca
         lse_part = q.new_empty((b + parts, s_q, h_q), dtype=torch.float32)
     call = scheduled_call(kernel, q, k_cache, block_table, cache_seqlens, sm_scale, causal, out,
                           lse, parts, o_part, lse_part, use_tma(kernel, k_cache, tma), balance,
-                          1 if balance else run_length(b, parts, run))
+                          1 if balance else run_length(b, parts, run),
+                          use_q_tma(q, k_cache.shape[2], q_tma))
     if call is None:
         return
     grid, args, constexprs = call
@@ -380,7 +451,8 @@ def jit_kernel(kernel: str):
 def launch_decode(kernel: str, q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
                   cache_seqlens: torch.Tensor, sm_scale: float, causal: bool, n_split: int,
                   out: torch.Tensor, lse: torch.Tensor, o_part: Optional[torch.Tensor] = None,
-                  lse_part: Optional[torch.Tensor] = None, tma: Optional[bool] = None) -> None:
+                  lse_part: Optional[torch.Tensor] = None, tma: Optional[bool] = None,
+                  q_tma: Optional[bool] = None) -> None:
     """One decode step of the TLE decode kernel ``kernel`` on validated inputs.
 
     q [b, s_q, h_q, 576] bf16; k_cache [num_blocks, 64, h_kv, 576] bf16 (V = its first 512 dims);
@@ -391,10 +463,12 @@ def launch_decode(kernel: str, q: torch.Tensor, k_cache: torch.Tensor, block_tab
     lse alone, for tle_kernels/mla_decode_combine.py to merge (so the split kernel and the combine
     can be launched, captured and timed separately); split s of request b covers positions
     [s * chunk, min(seqlen, (s + 1) * chunk)), chunk = ceil(ceil(seqlen / n_split) / 64) * 64.
-    ``tma``: the seesaw's K producer (:func:`use_tma`; None: TMA when possible)."""
+    ``tma``: the K producer (:func:`use_tma`; None: TMA when possible); ``q_tma``: the Q copy
+    by TMA boxes (:func:`use_q_tma`; None: where possible)."""
     check_row_alignment(kernel, q=q, k_cache=k_cache)
     call = decode_call(kernel, q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split,
-                       out, lse, o_part, lse_part, use_tma(kernel, k_cache, tma))
+                       out, lse, o_part, lse_part, use_tma(kernel, k_cache, tma),
+                       kernel in Q_TMA_KERNELS and use_q_tma(q, k_cache.shape[2], q_tma))
     if call is not None:
         grid, args, constexprs = call
         jit_kernel(kernel)[grid](*args, **constexprs)
@@ -410,9 +484,10 @@ def launcher(kernel: str) -> tuple[Callable[..., None], Callable[[int, int, int]
     def launch(q: torch.Tensor, k_cache: torch.Tensor, block_table: torch.Tensor,
                cache_seqlens: torch.Tensor, sm_scale: float, causal: bool, n_split: int,
                out: torch.Tensor, lse: torch.Tensor, o_part: Optional[torch.Tensor] = None,
-               lse_part: Optional[torch.Tensor] = None, tma: Optional[bool] = None) -> None:
+               lse_part: Optional[torch.Tensor] = None, tma: Optional[bool] = None,
+               q_tma: Optional[bool] = None) -> None:
         launch_decode(kernel, q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split,
-                      out, lse, o_part, lse_part, tma)
+                      out, lse, o_part, lse_part, tma, q_tma)
 
     def unsupported(s_q: int, h_q: int, h_kv: int) -> Optional[str]:
         return unsupported_reason(kernel, s_q, h_q, h_kv)

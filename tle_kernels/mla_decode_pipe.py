@@ -65,14 +65,15 @@ from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy
 
 
 @tle.jit(num_warps=4)
-def mla_decode_pipe(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
+def mla_decode_pipe(q_ptr, k_ptr, k_desc, tail_desc, q_desc, q_tail_desc, bt_ptr, seqlens_ptr,
+                    out_ptr, lse_ptr,
                     stride_q_b, stride_q_s, stride_q_h,
                     stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b,
                     stride_o_b, stride_o_split, stride_o_s, stride_o_h,
                     stride_l_b, stride_l_split, stride_l_s, stride_l_h,
                     s_q, h_kv, heads_per_kv, sm_scale,
                     BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, SPLIT: tl.constexpr,
-                    TMA: tl.constexpr):
+                    TMA: tl.constexpr, QTMA: tl.constexpr):
     n_rows, rb, g, b, split = work_item(s_q, h_kv, heads_per_kv, BLOCK_H)
     # This split's positions [lo, hi) and its K tiles, read once and shared by every partition.
     seqlen, lo, hi, NK = split_range(seqlens_ptr, b, split)
@@ -98,8 +99,8 @@ def mla_decode_pipe(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_pt
 
     tle.gpu.warp_specialize(
         [(producer, (q, kv, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok,
-                     k_desc, tail_desc, bt_row, lo, hi, NK, rb, g, n_rows, heads_per_kv,
-                     BLOCK_H, TMA)),
+                     k_desc, tail_desc, q_desc, q_tail_desc, bt_row, lo, hi, NK, b, rb, g,
+                     n_rows, h_kv, heads_per_kv, BLOCK_H, TMA, QTMA)),
          (left, (q, kv, score, out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h,
                  sm_scale, lo, hi, NK, seqlen, s_q, rb, g, n_rows, heads_per_kv,
                  BLOCK_H, CAUSAL, SPLIT, TMA)),
@@ -110,8 +111,8 @@ def mla_decode_pipe(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_pt
 
 
 def producer(q, kv, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc,
-             tail_desc, bt_row, lo, hi, NK, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
-             TMA: tl.constexpr):
+             tail_desc, q_desc, q_tail_desc, bt_row, lo, hi, NK, b, rb, g, n_rows, h_kv,
+             heads_per_kv, BLOCK_H: tl.constexpr, TMA: tl.constexpr, QTMA: tl.constexpr):
     offs_k = tl.arange(0, BK)
     offs_d = tl.arange(0, D_HALF)
     offs_t = tl.arange(0, D_TAIL)
@@ -122,11 +123,21 @@ def producer(q, kv, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride
     keep_q = row_valid(rb, n_rows, BLOCK_H)[:, None]
     qw = q.writer()
     slot = qw.acquire(0)
-    tl.store(tle.gpu.local_ptr(slot.q_l), tl.load(q_rows + offs_d[None, :], mask=keep_q, other=0.0))
-    tl.store(tle.gpu.local_ptr(slot.q_r),
-             tl.load(q_rows + D_HALF + offs_d[None, :], mask=keep_q, other=0.0))
-    tl.store(tle.gpu.local_ptr(slot.q_tail),
-             tl.load(q_rows + D_MAIN + offs_t[None, :], mask=keep_q, other=0.0))
+    if QTMA:
+        # three TMA boxes of q viewed as rows [b * s_q * h_q, 576], as the seesaw decode copies
+        # its Q (mla_decode_launch.q_tma_reason: the block's rows are consecutive there); rows
+        # past the kv head's last one are other rows of q or zeros, never stored
+        row0 = (b * n_rows * h_kv + g * heads_per_kv + rb * BLOCK_H).to(tl.int32)
+        tle.gpu.tma_load(slot.q_l, q_desc, [row0, 0])
+        tle.gpu.tma_load(slot.q_r, q_desc, [row0, D_HALF])
+        tle.gpu.tma_load(slot.q_tail, q_tail_desc, [row0, D_MAIN])
+    else:
+        tl.store(tle.gpu.local_ptr(slot.q_l),
+                 tl.load(q_rows + offs_d[None, :], mask=keep_q, other=0.0))
+        tl.store(tle.gpu.local_ptr(slot.q_r),
+                 tl.load(q_rows + D_HALF + offs_d[None, :], mask=keep_q, other=0.0))
+        tl.store(tle.gpu.local_ptr(slot.q_tail),
+                 tl.load(q_rows + D_MAIN + offs_t[None, :], mask=keep_q, other=0.0))
     qw.commit(0)
 
     kw = kv.writer()
@@ -254,6 +265,7 @@ DEFAULT_CONFIG = {
     "signature": {
         "q_ptr": "*bf16", "k_ptr": "*bf16",
         "k_desc": "tensordesc<bf16[1, 64, 1, 256]>", "tail_desc": "tensordesc<bf16[1, 64, 1, 64]>",
+        "q_desc": "tensordesc<bf16[64, 256]>", "q_tail_desc": "tensordesc<bf16[64, 64]>",
         "bt_ptr": "*i32", "seqlens_ptr": "*i32",
         "out_ptr": "*bf16", "lse_ptr": "*fp32",
         "stride_q_b": "i32", "stride_q_s": "i32", "stride_q_h": "i32",
@@ -262,8 +274,9 @@ DEFAULT_CONFIG = {
         "stride_l_b": "i32", "stride_l_split": "i32", "stride_l_s": "i32", "stride_l_h": "i32",
         "s_q": "i32", "h_kv": "i32", "heads_per_kv": "i32", "sm_scale": "fp32",
         "BLOCK_H": "constexpr", "CAUSAL": "constexpr", "SPLIT": "constexpr", "TMA": "constexpr",
+        "QTMA": "constexpr",
     },
-    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "SPLIT": False, "TMA": 0},
+    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "SPLIT": False, "TMA": 0, "QTMA": 0},
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("b * h_kv * cdiv(s_q * h_q // h_kv, BLOCK_H)", "n_split"),
 }

@@ -121,13 +121,13 @@ from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy
 
 
 @tle.jit(num_warps=4, wgmma_pipeline=True)
-def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_ptr, lse_ptr,
-                      opart_ptr, lpart_ptr,
+def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, q_desc, bt_ptr, seqlens_ptr, out_ptr,
+                      lse_ptr, opart_ptr, lpart_ptr,
                       stride_q_b, stride_q_s, stride_q_h,
                       stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b,
                       B, n_chunks, s_q, h_kv, heads_per_kv, sm_scale,
                       BLOCK_H: tl.constexpr, CAUSAL: tl.constexpr, BALANCE: tl.constexpr,
-                      TMA: tl.constexpr, RUN: tl.constexpr):
+                      TMA: tl.constexpr, RUN: tl.constexpr, QTMA: tl.constexpr):
     n_rows, rb, g = row_block_item(s_q, h_kv, heads_per_kv, BLOCK_H)
     # This program's pairs [x_lo, x_hi) of the batch's flat pair space and the request where they
     # start, read once and shared by every partition (mla_decode_parts.py).
@@ -170,9 +170,9 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
 
     tle.gpu.warp_specialize(
         [(producer, (q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head,
-                     stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b,
-                     seqlens_ptr, NP, b0, pp0, left0, sl0, rb, g, n_rows, heads_per_kv,
-                     BLOCK_H, TMA, BALANCE + RUN - 1)),
+                     stride_k_blk, stride_k_tok, k_desc, tail_desc, q_desc, bt_ptr, stride_bt_b,
+                     seqlens_ptr, NP, b0, pp0, left0, sl0, rb, g, n_rows, h_kv, heads_per_kv,
+                     BLOCK_H, TMA, BALANCE + RUN - 1, QTMA)),
          (consumer0, (q, kv0, kv0r, kv1l, max0, max1, prob0, prob1, q_ptr, stride_q_b,
                       stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr,
                       seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g,
@@ -206,9 +206,10 @@ def page_of(bt_row, tile, last_tile, seqlen):
 
 
 def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head,
-             stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr,
-             NP, b0, pp0, left0, sl0, rb, g, n_rows, heads_per_kv, BLOCK_H: tl.constexpr,
-             TMA: tl.constexpr, WALK: tl.constexpr):
+             stride_k_blk, stride_k_tok, k_desc, tail_desc, q_desc, bt_ptr, stride_bt_b,
+             seqlens_ptr, NP, b0, pp0, left0, sl0, rb, g, n_rows, h_kv, heads_per_kv,
+             BLOCK_H: tl.constexpr, TMA: tl.constexpr, WALK: tl.constexpr,
+             QTMA: tl.constexpr):
     r = block_rows(rb, n_rows, BLOCK_H)
     keep_q = row_valid(rb, n_rows, BLOCK_H)[:, None]
     qw = q.writer()
@@ -240,13 +241,28 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h,
         # One whole request (one program per request): its Q rows staged once, at q's index 0,
         # and its pairs copied with no walk.
         slot = qw.acquire(0)
-        stage_q(slot, q_ptr, stride_q_b, stride_q_s, stride_q_h, b0, r, keep_q, g, heads_per_kv)
+        if QTMA:
+            # two TMA boxes [64, 256] of q viewed as rows [b * s_q * h_q, 576]: the block's rows
+            # are consecutive there (h_kv == 1 or s_q == 1, mla_decode_launch.q_tma_reason);
+            # rows past the kv head's last one are other rows of q, or zeros past q's end, and
+            # their outputs are never stored (no row reads another's scores)
+            row0 = (b0 * s_q_rows(n_rows, h_kv) + g * heads_per_kv + rb * BLOCK_H).to(tl.int32)
+            tle.gpu.tma_load(slot.q_l, q_desc, [row0, 0])
+            tle.gpu.tma_load(slot.q_r, q_desc, [row0, D_HALF])
+        else:
+            stage_q(slot, q_ptr, stride_q_b, stride_q_s, stride_q_h, b0, r, keep_q, g,
+                    heads_per_kv)
         qw.commit(0)
         last_tile = (sl0 + BK - 1) // BK - 1
         bt_row = bt_ptr + b0.to(tl.int64) * stride_bt_b
         for p in range(NP):
             copy_pair(p, p, sl0, last_tile, bt_row, w0, w0r, w1, w1l, k_head, stride_k_blk,
                       stride_k_tok, k_desc, tail_desc, g, TMA)
+
+
+def s_q_rows(n_rows, h_kv):
+    """Rows of q per request, s_q * h_q, from a kv head's n_rows = s_q * h_q / h_kv."""
+    return n_rows * h_kv
 
 
 def stage_q(slot, q_ptr, stride_q_b, stride_q_s, stride_q_h, b, r, keep_q, g, heads_per_kv):
@@ -658,6 +674,7 @@ DEFAULT_CONFIG = {
     "signature": {
         "q_ptr": "*bf16", "k_ptr": "*bf16",
         "k_desc": "tensordesc<bf16[1, 64, 1, 256]>", "tail_desc": "tensordesc<bf16[1, 64, 1, 64]>",
+        "q_desc": "tensordesc<bf16[64, 256]>",
         "bt_ptr": "*i32", "seqlens_ptr": "*i32",
         "out_ptr": "*bf16", "lse_ptr": "*fp32", "opart_ptr": "*fp32", "lpart_ptr": "*fp32",
         "stride_q_b": "i32", "stride_q_s": "i32", "stride_q_h": "i32",
@@ -665,9 +682,9 @@ DEFAULT_CONFIG = {
         "B": "i32", "n_chunks": "i32", "s_q": "i32", "h_kv": "i32", "heads_per_kv": "i32",
         "sm_scale": "fp32",
         "BLOCK_H": "constexpr", "CAUSAL": "constexpr", "BALANCE": "constexpr",
-        "TMA": "constexpr", "RUN": "constexpr",
+        "TMA": "constexpr", "RUN": "constexpr", "QTMA": "constexpr",
     },
-    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "BALANCE": 1, "TMA": 0, "RUN": 1},
+    "constexprs": {"BLOCK_H": 64, "CAUSAL": False, "BALANCE": 1, "TMA": 0, "RUN": 1, "QTMA": 0},
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("h_kv * cdiv(s_q * h_q // h_kv, BLOCK_H)", "P"),
 }

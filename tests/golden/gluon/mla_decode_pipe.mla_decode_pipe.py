@@ -37,10 +37,11 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_row, lo, hi, NK, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_full0, kv_empty0, kv_full1, kv_empty1):
+def producer(q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, q_desc, q_tail_desc, bt_row, lo, hi, NK, b, rb, g, n_rows, h_kv, heads_per_kv, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_full0, kv_empty0, kv_full1, kv_empty1):
     # partition 'producer': 4 warps (default partition)
     BLOCK_H: gl.constexpr = 64
     TMA: gl.constexpr = 0
+    QTMA: gl.constexpr = 0
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
@@ -208,7 +209,7 @@ def right(out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_per_kv, kv_
 
 
 @gluon.jit
-def mla_decode_pipe(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, stride_o_b, stride_o_split, stride_o_s, stride_o_h, stride_l_b, stride_l_split, stride_l_s, stride_l_h, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, SPLIT: gl.constexpr, TMA: gl.constexpr):
+def mla_decode_pipe(q_ptr, k_ptr, k_desc, tail_desc, q_desc, q_tail_desc, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, stride_o_b, stride_o_split, stride_o_s, stride_o_h, stride_l_b, stride_l_split, stride_l_s, stride_l_h, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, SPLIT: gl.constexpr, TMA: gl.constexpr, QTMA: gl.constexpr):
     _work_item1_n_rows = (s_q * heads_per_kv)
     _work_item1_n_rb = (((_work_item1_n_rows + BLOCK_H) - 1) // BLOCK_H)
     _work_item1_item = gl.program_id(0)
@@ -274,7 +275,7 @@ def mla_decode_pipe(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_pt
     mbarrier.init(score_empty0.index(0), count=1)  # score.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_row, lo, hi, NK, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_full0, kv_empty0, kv_full1, kv_empty1)),
+        (producer, (q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, q_desc, q_tail_desc, bt_row, lo, hi, NK, b, rb, g, n_rows, h_kv, heads_per_kv, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_full0, kv_empty0, kv_full1, kv_empty1)),
         (left, (out_base, stride_o_s, stride_o_h, lse_base, stride_l_s, stride_l_h, sm_scale, lo, hi, NK, seqlen, s_q, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_q_tail, q_full0, kv_kv_l, kv_kv_r, kv_tkv, kv_full0, kv_empty0, kv_full1, kv_empty1, score_alpha, score_probs, score_sum_exp, score_full0, score_empty0)),
         (right, (out_base, stride_o_s, stride_o_h, NK, rb, g, n_rows, heads_per_kv, kv_kv_l, kv_kv_r, kv_tkv, kv_full0, kv_empty0, kv_full1, kv_empty1, score_alpha, score_probs, score_sum_exp, score_full0, score_empty0)),
     ], [4, 4], [240, 168])

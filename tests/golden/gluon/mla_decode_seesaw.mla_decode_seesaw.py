@@ -41,11 +41,12 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr, NP, b0, pp0, left0, sl0, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
+def producer(q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, q_desc, bt_ptr, stride_bt_b, seqlens_ptr, NP, b0, pp0, left0, sl0, rb, g, n_rows, h_kv, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0):
     # partition 'producer': 4 warps (default partition)
     BLOCK_H: gl.constexpr = 64
     TMA: gl.constexpr = 0
     WALK: gl.constexpr = 1
+    QTMA: gl.constexpr = 0
     L0: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L1: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
@@ -583,7 +584,7 @@ def consumer1(q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seq
 
 
 @gluon.jit
-def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, opart_ptr, lpart_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, B, n_chunks, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, BALANCE: gl.constexpr, TMA: gl.constexpr, RUN: gl.constexpr):
+def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, q_desc, bt_ptr, seqlens_ptr, out_ptr, lse_ptr, opart_ptr, lpart_ptr, stride_q_b, stride_q_s, stride_q_h, stride_k_blk, stride_k_tok, stride_k_h, stride_bt_b, B, n_chunks, s_q, h_kv, heads_per_kv, sm_scale, BLOCK_H: gl.constexpr, CAUSAL: gl.constexpr, BALANCE: gl.constexpr, TMA: gl.constexpr, RUN: gl.constexpr, QTMA: gl.constexpr):
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
@@ -709,7 +710,7 @@ def mla_decode_seesaw(q_ptr, k_ptr, k_desc, tail_desc, bt_ptr, seqlens_ptr, out_
     mbarrier.init(kv1l_empty0.index(0), count=2)  # kv1l.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (producer, (q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, bt_ptr, stride_bt_b, seqlens_ptr, NP, b0, pp0, left0, sl0, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
+        (producer, (q_ptr, stride_q_b, stride_q_s, stride_q_h, k_head, stride_k_blk, stride_k_tok, k_desc, tail_desc, q_desc, bt_ptr, stride_bt_b, seqlens_ptr, NP, b0, pp0, left0, sl0, rb, g, n_rows, h_kv, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0)),
         (consumer0, (q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, lse_ptr, opart_ptr, lpart_ptr, seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv0_kv_l, kv0_tkv, kv0_full0, kv0_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum)),
         (consumer1, (q_ptr, stride_q_b, stride_q_s, stride_q_h, out_ptr, opart_ptr, seqlens_ptr, sm_scale, NP, b0, pp0, left0, sl0, whole0, s_q, h_kv, rb, g, n_rows, heads_per_kv, q_q_l, q_q_r, q_full0, q_empty0, kv1_kv_r, kv1_tkv, kv1_full0, kv1_empty0, kv1l_kv_l, kv1l_full0, kv1l_empty0, kv0r_kv_r, kv0r_full0, kv0r_empty0, max0_m, max1_m, prob0_sS, prob0_row_sum, prob1_sS, prob1_row_sum)),
     ], [4, 4], [224, 224])
