@@ -81,7 +81,7 @@ def summaries(err: str) -> dict[str, str]:
         if ln.startswith("tle-dump: ") and not ln.startswith(("tle-dump: error", "tle-dump: warn")):
             name, _, rest = ln[len("tle-dump: "):].partition(": ")
             if "/" not in name:
-                out[name] = re.sub(r" \([0-9.]+ s\)$", "", rest)
+                out[name] = re.sub(r" \([0-9.]+ s(; the file [0-9.]+ s)?\)$", "", rest)
     return out
 
 
@@ -267,7 +267,7 @@ def test_true_or_false_for_an_integer_is_refused_in_every_mode(capsys, tmp_path)
 def test_true_for_a_boolean_constexpr_is_still_read_as_1(capsys):
     code, _, err = run(capsys, "-q", "--param", "CAUSAL=True", MLA_DECODE)
     assert code == 0
-    assert "with BLOCK_H = 64, CAUSAL = 1, TMA = 0 (read specialised)" in \
+    assert "with BLOCK_H = 64, CAUSAL = 1, QTMA = 0, TMA = 0 (read specialised)" in \
         summaries(err)["mla_decode_pipe"]
     code, _, _ = run(capsys, "-q", "--param", "CAUSAL=1", "--param", "CAUSAL=True", MLA_DECODE)
     assert code == 0

@@ -470,7 +470,7 @@ def test_a_process_with_the_child_prints_what_main_prints(args, tmp_path, capsys
                        capture_output=True, text=True)
 
     def timeless(text: str) -> str:
-        return re.sub(r"\(\d+\.\d+ s\)", "(s)", text)
+        return re.sub(r"\(\d+\.\d+ s(; the file \d+\.\d+ s)?\)", "(s)", text)
 
     assert (r.returncode, r.stdout, timeless(r.stderr)) == (code, got.out, timeless(got.err))
     assert "error" in got.err or "DEFAULT_CONFIG" in got.err
