@@ -2403,25 +2403,37 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 self.made_tensor(operand, lambda o=operand: f"`{self.src(o)}`, an operand of "
                                                             f"`{self.src(e)}`,",
                                  e)
-        if decided is not None:  # a constant test (a bound constexpr): Python evaluates one side
+        tensor = e.kw("tensor") is not None
+        if decided is not None and not tensor:
+            # a constant test (a bound constexpr): Python evaluates one side
             return self.eval_guarded(body if decided else orelse,
                                      "a conditional expression (x if c else y)")
         a = self.eval_guarded(body, "a conditional expression (x if c else y)")
         b = self.eval_guarded(orelse, "a conditional expression (x if c else y)")
-        self.ifexp_types(e, test, ((body, a), (orelse, b)))
+        self.ifexp_types(e, test, ((body, a), (orelse, b)), dynamic=tensor)
+        if decided is not None:
+            # a test on a number a plain assignment bound (the builder's mark `tensor`): Triton
+            # selects at run time between operands it made tensors of one type (checked above,
+            # each number made a tensor), and the select yields the operand the value chooses
+            for operand in (body, orelse):
+                self.made_tensor(operand, lambda o=operand: f"`{self.src(o)}`, an operand of "
+                                                            f"`{self.src(e)}`,", e)
+            return a if decided else b
         if a == b:
             return a
         return self.choose(a, b, e)
 
-    def ifexp_types(self, e: K.Op, test: K.Expr, operands) -> None:
+    def ifexp_types(self, e: K.Op, test: K.Expr, operands, dynamic: bool = False) -> None:
         """Refuse ``a if c else b`` with ``c`` a run-time value and operands whose types the
         frontend knows to differ (`1.5 if N > 0 else 0`, `N if N > 0 else 2**40`, a load of a
         float beside an integer): Triton 3.6 builds it as a select of two scalars of one type
         ("Ternary expression with dynamic condition has inconsistent types fp32 and int32").
-        Each was verified (adversarial round 27), and the Gluon failed so."""
-        dynamic = any(isinstance(x, K.Name) and self.is_runtime(self.env.get(x.id))
-                      or isinstance(x, K.Op) and x.name.startswith("tl.")
-                      for x in K.walk_expr(test))
+        Each was verified (adversarial round 27), and the Gluon failed so. ``dynamic``: ``c``
+        is a tensor whose value folds (`f = 1; N if f else 2.0`: a number a plain assignment
+        bound, which Triton makes a tensor), verified until adversarial round 57."""
+        dynamic = dynamic or any(isinstance(x, K.Name) and self.is_runtime(self.env.get(x.id))
+                                 or isinstance(x, K.Op) and x.name.startswith("tl.")
+                                 for x in K.walk_expr(test))
         if not dynamic:
             return
         from ..ir import promotion
@@ -2437,8 +2449,17 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 t = self.tile_dtype(node)
             elif self.operand_type(node) == "int" and self.is_runtime(v):
                 t = "int64" if I64 in self.width(v) else "int32"
+            elif self.operand_type(node) == "ptr":
+                # a pointer beside a number (`x_ptr if f else 0`) is another type whatever it
+                # points to; two pointers are told apart by their signature's element types
+                arg = self.env.get(node.id) if isinstance(node, K.Name) else None
+                sig = str(self.k.config_signature.get(arg.name, "")) \
+                    if isinstance(arg, KernelArg) else ""
+                t = f"pointer<{sig[1:]}>" if sig.startswith("*") and sig[1:] else "pointer<?>"
             types.append({"float32": "fp32", "float64": "fp64", "float16": "fp16",
                           "bfloat16": "bf16"}.get(t, t))
+        if "pointer<?>" in types and all(t is None or t.startswith("pointer<") for t in types):
+            return  # (pointers whose element types are not both known)
         if None not in types and types[0] != types[1]:
             raise self.err(f"`{self.src(e)}`: a conditional expression on the run-time "
                            f"`{self.src(test)}` of {types[0]} and {types[1]} operands: Triton "

@@ -1,0 +1,129 @@
+"""A fifty-seventh adversarial round (adversarial round 57): named-barrier hand-offs, TMA byte
+counts, opaque trip counts, wgmma operands read in place, pointer flow into global-memory
+races, exit codes; and a conditional expression on a number a plain assignment bound. Each case
+is a small kernel read by tle-dump's main(); where it is about what Triton 3.6 does, a plain
+``@triton.jit`` kernel is compiled for sm_90a on the CPU (tests/adversarial_oracles.py).
+
+Bugs found, one line each (before the fixes that came with this file):
+
+- ``f = 1; n = N if f else 2.0`` (in a partition or the kernel body): the builder decided the
+  conditional expression on the folded value of ``f`` and built only the chosen operand, where
+  Triton 3.6 makes ``f`` a tensor and its visit_IfExp builds both operands as tensors of one
+  type and selects at run time. So operands of two types (int32 and fp32, int32 and uint32,
+  ``pointer<fp32>`` and int32) were verified where Triton refuses the kernel ("Ternary
+  expression with dynamic condition has inconsistent types int32 and fp32": the open item of
+  round 56), and so was the select used where Triton takes only a compile-time value
+  (``tl.arange(0, 64 if f else 32)``, ``tl.static_range(2 if f else 3)``: "arange's arguments
+  must be of type tl.constexpr"); FIXED: such a conditional expression is built with both
+  operands and marked ``tensor=True`` (build.py ``e_IfExp``), and the protocol view checks the
+  operands' types as for a run-time condition and reads the operand the folded value chooses
+  (protocol.py ``Walker.ifexp``); the lowering then refuses the compile-time uses.
+- a pointer beside a number in a conditional expression on a run-time condition (``x_ptr if
+  N > 0 else 0``) was verified: the type check knew no pointer type; FIXED: a pointer argument
+  is ``pointer<ELEM>`` by the DEFAULT_CONFIG signature (``ifexp_types``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .adversarial_oracles import triton_compile_error
+from .adversarial_support import dump, expect, get, kernel, loop, put, triton_k
+
+#: the ring's writer and reader over N windows
+WRITER = loop("for p in range(N):", put("p"))
+READER = loop("for p in range(N):", get("p"))
+
+
+# ------------------------------------- a conditional expression on an assigned number
+
+#: (plain Triton body of k(x_ptr, N, C), Triton's words) for selects Triton refuses
+TRITON_REFUSED = {
+    "float": ("f = 1\nn = N if f else 2.0\nfor i in range(n):\n    tl.store(x_ptr + i, 1.0)",
+              "inconsistent types int32 and fp32"),
+    "uint": ("f = 1\nn = N if f else 3000000000\nfor i in range(n):\n    tl.store(x_ptr + i, 1.0)",
+             "inconsistent types int32 and uint32"),
+    "pointer": ("f = 1\nq = x_ptr if f else 0\ntl.store(q, 1.0)",
+                "inconsistent types pointer<fp32> and int32"),
+    "data": ("f = 1\ntl.store(x_ptr, 2.0 if f else 1)", "inconsistent types fp32 and int32"),
+    "arange": ("f = 1\ntl.store(x_ptr + tl.arange(0, 64 if f else 32), 1.0)",
+               "arange's arguments must be of type tl.constexpr"),
+    "static_range": ("f = 1\nfor j in tl.static_range(2 if f else 3):\n    tl.store(x_ptr + j, 1.0)",
+                     "is not a constexpr"),
+    "runtime_pointer": ("q = x_ptr if N > 0 else 0\ntl.store(q, 1.0)",
+                        "inconsistent types pointer<fp32> and int32"),
+}
+
+#: the same selects in the ring: (writer, reader, kernel body)
+TLE_REFUSED = {
+    "float": ("f = 1\nn = N if f else 2.0\n" + WRITER.replace("range(N)", "range(n)"), READER, ""),
+    "uint": ("f = 1\nn = N if f else 3000000000\n" + WRITER.replace("range(N)", "range(n)"),
+             READER, ""),
+    "pointer": ("f = 1\nq = x_ptr if f else 0\n" + WRITER + "tl.store(q, 1.0)\n", READER, ""),
+    "data": (WRITER, "f = 1\n" + READER + "tl.store(y_ptr, 2.0 if f else 1)\n", ""),
+    "arange": (WRITER, "f = 1\n" + READER + "tl.store(y_ptr + tl.arange(0, 64 if f else 32), "
+               "tl.zeros([64], tl.float32))\n", ""),
+    "static_range": (WRITER, "f = 1\n" + READER + "for j in tl.static_range(2 if f else 3):\n"
+                     "    tl.store(y_ptr + j, 1.0)\n", ""),
+    "runtime_pointer": ("q = x_ptr if N > 0 else 0\n" + WRITER + "tl.store(q, 1.0)\n", READER, ""),
+    "kernel_body": (WRITER, READER, "f = 1\nn = N if f else 2.0\ntl.store(x_ptr, n)\n"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRITON_REFUSED))
+def test_triton_refuses_these_selects(tmp_path, monkeypatch, name):
+    """The oracle: `f = 1` makes `f` a tensor, so `a if f else b` is a run-time select of two
+    tensors of one type, whose value is no compile-time one."""
+    body, words = TRITON_REFUSED[name]
+    err = triton_compile_error(tmp_path, monkeypatch, triton_k(body), f"r57sel{name}")
+    assert err is not None and words in str(err), err
+
+
+@pytest.mark.parametrize("name", sorted(TLE_REFUSED))
+def test_a_select_triton_refuses_is_not_verified(tmp_path, capsys, name):
+    """Each was verified: the builder chose the operand the folded `f` picks and never built
+    the other (or, on a run-time condition, knew no pointer type)."""
+    writer, reader, body = TLE_REFUSED[name]
+    code, err = dump(tmp_path, capsys, kernel(writer, reader, body=body))
+    expect(code, err, ("rejected",))
+    if name not in ("arange", "static_range"):
+        assert "Ternary expression with dynamic condition has inconsistent types" in err, err
+
+
+@pytest.mark.parametrize("body", ["f = 1\nn = N if f else 2\nfor i in range(n):\n"
+                                  "    tl.store(x_ptr + i, 1.0)",
+                                  "f = 1\nfor p in range(N):\n"
+                                  "    tl.store(x_ptr + (p if f else 0), 1.0)",
+                                  "f = 1\nq = x_ptr if f else x_ptr + 1\ntl.store(q, 1.0)"])
+def test_triton_compiles_selects_of_one_type(tmp_path, monkeypatch, body):
+    assert triton_compile_error(tmp_path, monkeypatch, triton_k(body), "r57same") is None
+
+
+@pytest.mark.parametrize("case", ["bound", "index", "pointers"])
+def test_a_select_of_one_type_stays_verified_on_the_chosen_operand(tmp_path, capsys, case):
+    """Held: operands of one type are Triton's select, whose value the folded `f` chooses: a
+    writer looping `N if f else 2` times, or acquiring `p if f else 0`, matches a reader of N
+    windows (and `2 if f else N` does not: the select's value is read, not either operand)."""
+    writer = {"bound": "f = 1\nn = N if f else 2\n" + WRITER.replace("range(N)", "range(n)"),
+              "index": "f = 1\n" + loop("for p in range(N):", put("p if f else 0")),
+              "pointers": "f = 1\nq = x_ptr if f else x_ptr + 1\n" + WRITER
+              + "tl.store(q, 1.0)\n"}[case]
+    code, err = dump(tmp_path, capsys, kernel(writer, READER))
+    expect(code, err, "verified")
+    if case == "bound":
+        code, err = dump(tmp_path, capsys, kernel(writer.replace("N if f else 2", "2 if f else N"),
+                                                  READER))
+        expect(code, err, ("rejected",))
+
+
+def test_the_select_reads_back_from_the_printed_kernel_ir(tmp_path, capsys):
+    """The mark survives --print-ir: the .kir reads back to the same verdict."""
+    from .adversarial_support import run_dump, write_kernel
+    writer = "f = 1\nn = N if f else 2\n" + WRITER.replace("range(N)", "range(n)")
+    path = write_kernel(tmp_path, kernel(writer, READER))
+    kir = tmp_path / "k.kir"
+    code, _, _ = run_dump(capsys, "-p", "infer-barriers", "--print-ir", "-o", str(kir), str(path))
+    assert code == 0
+    assert "ifexp(to_tensor(1), N, 2, tensor=True)" in kir.read_text()
+    code, _, err = run_dump(capsys, "-q", str(kir))
+    assert code == 0 and ": verified for " in err, err
