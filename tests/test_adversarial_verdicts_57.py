@@ -18,9 +18,12 @@ Bugs found, one line each (before the fixes that came with this file):
   operands and marked ``tensor=True`` (build.py ``e_IfExp``), and the protocol view checks the
   operands' types as for a run-time condition and reads the operand the folded value chooses
   (protocol.py ``Walker.ifexp``); the lowering then refuses the compile-time uses.
-- a pointer beside a number in a conditional expression on a run-time condition (``x_ptr if
-  N > 0 else 0``) was verified: the type check knew no pointer type; FIXED: a pointer argument
-  is ``pointer<ELEM>`` by the DEFAULT_CONFIG signature (``ifexp_types``).
+- a pointer or a comparison beside a number in a conditional expression on a run-time
+  condition (``x_ptr if N > 0 else 0``, ``(N > 0) if N > 1 else 1``, ``c if N > 1 else 1`` of
+  ``c = N > 0``) was verified: the type check knew no pointer type and no i1 (Triton: "...
+  inconsistent types pointer<fp32> and int32", "int1 and int32"); FIXED: a pointer argument is
+  ``pointer<ELEM>`` by the DEFAULT_CONFIG signature, a comparison (or a name bound to one) an
+  int1 (``ifexp_types``); two comparisons stay verified.
 """
 
 from __future__ import annotations
@@ -52,6 +55,10 @@ TRITON_REFUSED = {
                      "is not a constexpr"),
     "runtime_pointer": ("q = x_ptr if N > 0 else 0\ntl.store(q, 1.0)",
                         "inconsistent types pointer<fp32> and int32"),
+    "comparison": ("b = (N > 0) if N > 1 else 1\nif b:\n    tl.store(x_ptr, 1.0)",
+                   "inconsistent types int1 and int32"),
+    "comparison_name": ("c = N > 0\nb = c if N > 1 else 1\nif b:\n    tl.store(x_ptr, 1.0)",
+                        "inconsistent types int1 and int32"),
 }
 
 #: the same selects in the ring: (writer, reader, kernel body)
@@ -67,6 +74,10 @@ TLE_REFUSED = {
                      "    tl.store(y_ptr + j, 1.0)\n", ""),
     "runtime_pointer": ("q = x_ptr if N > 0 else 0\n" + WRITER + "tl.store(q, 1.0)\n", READER, ""),
     "kernel_body": (WRITER, READER, "f = 1\nn = N if f else 2.0\ntl.store(x_ptr, n)\n"),
+    "comparison": (WRITER, READER + "b = (N > 0) if N > 1 else 1\nif b:\n"
+                   "    tl.store(y_ptr, 1.0)\n", ""),
+    "comparison_name": (WRITER, READER + "c = N > 0\nb = c if N > 1 else 1\nif b:\n"
+                        "    tl.store(y_ptr, 1.0)\n", ""),
 }
 
 
@@ -94,7 +105,9 @@ def test_a_select_triton_refuses_is_not_verified(tmp_path, capsys, name):
                                   "    tl.store(x_ptr + i, 1.0)",
                                   "f = 1\nfor p in range(N):\n"
                                   "    tl.store(x_ptr + (p if f else 0), 1.0)",
-                                  "f = 1\nq = x_ptr if f else x_ptr + 1\ntl.store(q, 1.0)"])
+                                  "f = 1\nq = x_ptr if f else x_ptr + 1\ntl.store(q, 1.0)",
+                                  "c = N > 0\nb = c if N > 1 else N < 5\nif b:\n"
+                                  "    tl.store(x_ptr, 1.0)"])
 def test_triton_compiles_selects_of_one_type(tmp_path, monkeypatch, body):
     assert triton_compile_error(tmp_path, monkeypatch, triton_k(body), "r57same") is None
 

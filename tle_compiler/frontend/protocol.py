@@ -2445,6 +2445,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 else None)
             if isinstance(number, (bool, int, float)):
                 t = promotion.python_number_type(number)
+            elif self.is_i1(node) or self.i1_tensor(node):
+                t = "int1"  # a comparison, or a name bound to one: `(N > 0) if c else 1`
             elif self.tile_dtype(node) is not None:
                 t = self.tile_dtype(node)
             elif self.operand_type(node) == "int" and self.is_runtime(v):
