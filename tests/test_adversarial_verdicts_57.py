@@ -24,6 +24,17 @@ Bugs found, one line each (before the fixes that came with this file):
   inconsistent types pointer<fp32> and int32", "int1 and int32"); FIXED: a pointer argument is
   ``pointer<ELEM>`` by the DEFAULT_CONFIG signature, a comparison (or a name bound to one) an
   int1 (``ifexp_types``); two comparisons stay verified.
+- a name bound to a comparison and rebound to a number in a branch of an `if` on a run-time
+  value or in a loop (``b = N > 0``, then ``b = 1``) was verified where Triton refuses it
+  ("initial value for `b` is of type int1[], but the then block redefines it as int32[]",
+  "Loop-carried variable b has initial type int1 but is re-assigned to int32"); FIXED: a
+  scalar comparison (``not``, ``and`` / ``or`` / ``&`` / ``|`` of them, a name bound to one) is
+  an int1 to the join check (triton_rules.py ``type_known``); ``b = True``, ``b | (i == 3)``
+  stay verified.
+
+Found and not fixed: the same rebinding under an ``if`` on a number a plain assignment bound
+(``f = 1; b = N > 0; if f: b = 1``) is still verified: the protocol view takes the branch the
+folded ``f`` chooses and checks no join there.
 """
 
 from __future__ import annotations
@@ -140,3 +151,51 @@ def test_the_select_reads_back_from_the_printed_kernel_ir(tmp_path, capsys):
     assert "ifexp(to_tensor(1), N, 2, tensor=True)" in kir.read_text()
     code, _, err = run_dump(capsys, "-q", str(kir))
     assert code == 0 and ": verified for " in err, err
+
+
+# ------------------------------------------------- an int1 rebound to an int32 at a join
+
+#: (plain Triton body, Triton's words) where a name bound to a comparison is rebound to a number
+BOOL_JOINS = {
+    "if": ("b = N > 0\nif N > 1:\n    b = 1\nif b:\n    tl.store(x_ptr, 1.0)",
+           "initial value for `b` is of type int1[], but the then block redefines it as int32[]"),
+    "else": ("b = N > 0\nif N > 1:\n    b = N < 4\nelse:\n    b = 0\ntl.store(x_ptr + b, 1.0)",
+             "but the else block redefines it as int32[]"),
+    "loop": ("b = N > 0\nfor i in range(N):\n    b = i\ntl.store(x_ptr + b, 1.0)",
+             "Loop-carried variable b has initial type int1 but is re-assigned to int32"),
+}
+#: the same, compiled by Triton: a bool, a comparison or an `|` of them keep the int1
+BOOL_JOINS_HELD = {
+    "true": "b = N > 0\nif N > 1:\n    b = True\nif b:\n    tl.store(x_ptr, 1.0)",
+    "or": "b = False\nfor i in range(N):\n    b = b | (i == 3)\nif b:\n    tl.store(x_ptr, 1.0)",
+    "int_or": "b = 0\nfor i in range(N):\n    b = b | (i == 3)\nif b:\n    tl.store(x_ptr, 1.0)",
+    "compare": "b = N > 0\nfor i in range(N):\n    b = (i == 3)\nif b:\n    tl.store(x_ptr, 1.0)",
+}
+
+
+def _in_reader(body: str) -> str:
+    """The ring whose reader runs ``body`` (the Triton oracle's, `x_ptr` its `y_ptr`) after its
+    windows."""
+    return kernel(WRITER, READER + body.replace("x_ptr", "y_ptr") + "\n")
+
+
+@pytest.mark.parametrize("name", sorted(BOOL_JOINS))
+def test_triton_refuses_an_int1_rebound_to_an_int32(tmp_path, monkeypatch, name):
+    body, words = BOOL_JOINS[name]
+    err = triton_compile_error(tmp_path, monkeypatch, triton_k(body), f"r57join{name}")
+    assert err is not None and words in str(err), err
+
+
+@pytest.mark.parametrize("name", sorted(BOOL_JOINS))
+def test_an_int1_rebound_to_an_int32_is_not_verified(tmp_path, capsys, name):
+    """Each was verified: a comparison's type was no type the join check knew."""
+    code, err = dump(tmp_path, capsys, _in_reader(BOOL_JOINS[name][0]))
+    expect(code, err, ("rejected", "(int1)", "(int32)"))
+
+
+@pytest.mark.parametrize("name", sorted(BOOL_JOINS_HELD))
+def test_joins_that_keep_the_type_stay_verified(tmp_path, capsys, monkeypatch, name):
+    body = BOOL_JOINS_HELD[name]
+    assert triton_compile_error(tmp_path, monkeypatch, triton_k(body), f"r57held{name}") is None
+    code, err = dump(tmp_path, capsys, _in_reader(body))
+    expect(code, err, "verified")

@@ -973,7 +973,15 @@ class TritonRules:
         if isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1:
             e = e.args[0]
         dims, exact = self.block_dims(e)
-        return dims, exact, self.operand_type(e), self.tile_dtype(e)
+        dtype = self.tile_dtype(e)
+        if dtype is None and not dims and exact and (self.is_i1(e) or self.i1_tensor(e)):
+            # a scalar comparison (or `not`, `and` / `or` / `&` / `|` of them, or a name bound
+            # to one) is an int1 in Triton 3.6, an integer of another width than the int32 a
+            # number is: `b = N > 0`, then `b = 1` in a branch or a loop, is refused
+            # ("initial value for `b` is of type int1[], but the then block redefines it as
+            # int32[]"; verified until adversarial round 57)
+            return dims, exact, "int", "int1"
+        return dims, exact, self.operand_type(e), dtype
 
     def type_bound(self, env: dict, name: str) -> tuple:
         """:meth:`type_known` of ``name`` in ``env``: as its expression had where the name was
