@@ -31,10 +31,16 @@ Bugs found, one line each (before the fixes that came with this file):
   scalar comparison (``not``, ``and`` / ``or`` / ``&`` / ``|`` of them, a name bound to one) is
   an int1 to the join check (triton_rules.py ``type_known``); ``b = True``, ``b | (i == 3)``
   stay verified.
+- after a ``tl.static_range`` of no iteration (``tl.static_range(0)``, ``(3, 3)``, a constexpr
+  bound to such values) its variable, and a name first bound in its body, were bound (the
+  builder kept them as after a loop that runs), so a read of them was verified where Triton,
+  which unrolls the loop to nothing, refuses it ("NameError: j is not defined"); FIXED: they
+  are undefined after it (build.py ``s_For``), a name bound before keeping its value.
 
 Found and not fixed: the same rebinding under an ``if`` on a number a plain assignment bound
 (``f = 1; b = N > 0; if f: b = 1``) is still verified: the protocol view takes the branch the
-folded ``f`` chooses and checks no join there.
+folded ``f`` chooses and checks no join there. A ``tl.static_assert(False)`` in the body of a
+``tl.static_range(0)`` is refused, where Triton never visits the body (a false refusal).
 """
 
 from __future__ import annotations
@@ -199,3 +205,49 @@ def test_joins_that_keep_the_type_stay_verified(tmp_path, capsys, monkeypatch, n
     assert triton_compile_error(tmp_path, monkeypatch, triton_k(body), f"r57held{name}") is None
     code, err = dump(tmp_path, capsys, _in_reader(body))
     expect(code, err, "verified")
+
+
+# --------------------------------------------------- a tl.static_range of no iteration
+
+#: (plain Triton body, whether Triton compiles it): the names after a static_range of none
+STATIC_EMPTY = {
+    "variable": ("for j in tl.static_range(0):\n    tl.store(x_ptr, 1.0)\ntl.store(x_ptr + j, 2.0)",
+                 False),
+    "empty_range": ("for j in tl.static_range(3, 3):\n    tl.store(x_ptr + j, 1.0)\n"
+                    "tl.store(x_ptr + j, 2.0)", False),
+    "body_name": ("for j in tl.static_range(0):\n    q = 1\ntl.store(x_ptr + q, 2.0)", False),
+    "bound_before": ("j = 5\nfor j in tl.static_range(0):\n    tl.store(x_ptr, 1.0)\n"
+                     "tl.store(x_ptr + j, 2.0)", True),
+    "one_iteration": ("for j in tl.static_range(1):\n    q = j + 1\ntl.store(x_ptr + q + j, 1.0)",
+                      True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(STATIC_EMPTY))
+def test_triton_binds_nothing_in_a_static_range_of_no_iteration(tmp_path, monkeypatch, name):
+    body, compiles = STATIC_EMPTY[name]
+    err = triton_compile_error(tmp_path, monkeypatch, triton_k(body), f"r57sr{name}")
+    assert (err is None) is compiles, err
+    if not compiles:
+        assert "is not defined" in str(err), err
+
+
+@pytest.mark.parametrize("name", sorted(STATIC_EMPTY))
+def test_names_after_a_static_range_of_no_iteration(tmp_path, capsys, name):
+    """The variable of `tl.static_range(0)`, and a name first bound in its body, read after it
+    were verified (the builder left the variable bound after every static_range, and the body's
+    names, as after one that runs); a name bound before keeps its value."""
+    body, compiles = STATIC_EMPTY[name]
+    code, err = dump(tmp_path, capsys, _in_reader(body))
+    expect(code, err, "verified" if compiles else ("rejected", "runs no iteration"))
+
+
+@pytest.mark.parametrize("start, want", [(0, "verified"), (1, ("rejected",))])
+def test_a_name_bound_before_an_empty_static_range_keeps_its_value(tmp_path, capsys, start,
+                                                                    want):
+    """`j = 0` (or 1) then `for j in tl.static_range(0)`: the writer acquires `p + j`, p + 0
+    matching a reader of `p`, p + 1 not."""
+    writer = (f"j = {start}\nfor j in tl.static_range(0):\n    tl.store(x_ptr, 1.0)\n"
+              + loop("for p in range(N):", put("p + j")))
+    code, err = dump(tmp_path, capsys, kernel(writer, READER))
+    expect(code, err, want)

@@ -1661,6 +1661,20 @@ class Builder(BuildRules, ConstexprRules):
         end = dict(f.env)
         self._merge(before, [end])
         f.env[s.target.id] = None
+        if RANGES[path] and _trip_count(start, stop, step) == 0:
+            # a tl.static_range of no iteration: Triton 3.6 unrolls it to nothing, so neither
+            # its variable nor a name its body binds is bound after it (a read is Triton's
+            # "NameError: j is not defined"; verified until adversarial round 57), and a name
+            # bound before keeps its value (`j = 5`, then `tl.static_range(0)` over `j`)
+            why = f"the tl.static_range loop at line {s.lineno} runs no iteration"
+            if s.target.id in before:
+                f.env[s.target.id] = before[s.target.id]
+            else:
+                f.env.pop(s.target.id, None)
+                f.undefined[s.target.id] = (f"'{s.target.id}' is the variable of a loop that "
+                                            f"binds it to nothing: {why}")
+            self.undefined_after(before, s, f"it is bound only inside the loop at line "
+                                            f"{s.lineno}, and {why}")
         if not RANGES[path]:  # (a static_range loop is unrolled: its names stay, as in Python)
             self.undefined_after(before, s, f"it is bound only inside the loop at line "
                                             f"{s.lineno}")
