@@ -36,10 +36,12 @@ Bugs found, one line each (before the fixes that came with this file):
   builder kept them as after a loop that runs), so a read of them was verified where Triton,
   which unrolls the loop to nothing, refuses it ("NameError: j is not defined"); FIXED: they
   are undefined after it (build.py ``s_For``), a name bound before keeping its value.
+  The same rebinding under an ``if`` on a number a plain assignment bound (``f = 1; b = N >
+  0; if f: b = 1``) was verified too: the protocol view took the branch the folded ``f``
+  chooses and checked no join; FIXED: such an ``if`` is walked both ways for the join check
+  (protocol.py ``Walker.tensor_if``), the branch ``f`` takes alone kept.
 
-Found and not fixed: the same rebinding under an ``if`` on a number a plain assignment bound
-(``f = 1; b = N > 0; if f: b = 1``) is still verified: the protocol view takes the branch the
-folded ``f`` chooses and checks no join there. A ``tl.static_assert(False)`` in the body of a
+Found and not fixed: a ``tl.static_assert(False)`` in the body of a
 ``tl.static_range(0)`` is refused, where Triton never visits the body (a false refusal).
 """
 
@@ -169,6 +171,8 @@ BOOL_JOINS = {
              "but the else block redefines it as int32[]"),
     "loop": ("b = N > 0\nfor i in range(N):\n    b = i\ntl.store(x_ptr + b, 1.0)",
              "Loop-carried variable b has initial type int1 but is re-assigned to int32"),
+    "tensor_if": ("f = 1\nb = N > 0\nif f:\n    b = 1\nif b:\n    tl.store(x_ptr, 1.0)",
+                  "initial value for `b` is of type int1[], but the then block redefines it"),
 }
 #: the same, compiled by Triton: a bool, a comparison or an `|` of them keep the int1
 BOOL_JOINS_HELD = {
@@ -176,6 +180,7 @@ BOOL_JOINS_HELD = {
     "or": "b = False\nfor i in range(N):\n    b = b | (i == 3)\nif b:\n    tl.store(x_ptr, 1.0)",
     "int_or": "b = 0\nfor i in range(N):\n    b = b | (i == 3)\nif b:\n    tl.store(x_ptr, 1.0)",
     "compare": "b = N > 0\nfor i in range(N):\n    b = (i == 3)\nif b:\n    tl.store(x_ptr, 1.0)",
+    "tensor_if": "f = 0\nb = N > 0\nif f:\n    b = N < 3\nif b:\n    tl.store(x_ptr, 1.0)",
 }
 
 

@@ -4053,6 +4053,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         self.numbers_in_tensor_ops(s.cond)
         self.compile_time_condition_rule(s.cond, "an `if`", s, self.written_test(s, ast.If))
         cond = self.cond(s.cond)
+        if isinstance(cond, bool) and any(isinstance(x, K.Op) and x.name == "to_tensor"
+                                          for x in K.walk_expr(s.cond)):
+            self.tensor_if(s, cond)
+            return
         if isinstance(cond, bool):  # static: only the taken branch exists
             self.out.extend(self.exec_block(s.then if cond else s.orelse))
             return
@@ -4106,6 +4110,36 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                            f"data", s, check="non-affine-if")
         self.signed_conditions(s.cond, s.loc, " decides which pipe events run")
         self.out.append(If(cond, tuple(then), tuple(orelse), s.loc))
+
+    def tensor_if(self, s: K.If, cond: bool) -> None:
+        """An `if` on a number a plain assignment bound (`f = 1; if f:`, the builder's
+        ``to_tensor`` in its condition), whose value ``cond`` folds: only the branch it takes
+        runs, as read, but Triton 3.6 builds both branches of its scf.if and joins the names
+        they bind, so the join is checked as a run-time `if`'s (``same_types``): `b = N > 0;
+        if f: b = 1` is refused as Triton refuses it ("initial value for `b` is of type int1[],
+        but the then block redefines it as int32[]"; verified until adversarial round 57). The
+        branch that does not run holds no pipe event (the builder keeps only the branch that
+        runs where it would), and what it reads is dropped."""
+        before = dict(self.env)
+        self.depth += 1
+        try:
+            taken = self.exec_block(s.then if cond else s.orelse)
+            env_taken = dict(self.env)
+            self.env.clear()
+            self.env.update(before)
+            self.exec_block(s.orelse if cond else s.then)
+            env_other = dict(self.env)
+        finally:
+            self.depth -= 1
+            self.env.clear()
+            self.env.update(before)
+        names = assigned_names(s.then)
+        names.update({n: l for n, l in assigned_names(s.orelse).items() if n not in names})
+        self.same_types(before, [env_taken, env_other] if cond else [env_other, env_taken],
+                        names, s, "if")
+        self.env.clear()
+        self.env.update(env_taken)
+        self.out.extend(taken)
 
     def written_test(self, s: Union[K.If, K.While], kind: type) -> Optional[ast.expr]:
         """The condition of the `if` / `while` statement ``s`` as its source writes it (None
