@@ -40,6 +40,12 @@ Bugs found, one line each (before the fixes that came with this file):
   0; if f: b = 1``) was verified too: the protocol view took the branch the folded ``f``
   chooses and checked no join; FIXED: such an ``if`` is walked both ways for the join check
   (protocol.py ``Walker.tensor_if``), the branch ``f`` takes alone kept.
+- a pointer name rebound to a pointer of another element type in a branch or a loop (``q =
+  y_ptr`` of ``*fp32``, then ``q = z_ptr`` of ``*fp16``), or bound so by the two branches, was
+  verified where Triton refuses it ("initial value for `q` is of type pointer<fp32>[], but the
+  then block redefines it as pointer<fp16>[]"); FIXED: a pointer's type is ``pointer<ELEM>``
+  by the signature, through names and offsets (triton_rules.py ``type_known``,
+  ``pointer_element``).
 
 Found and not fixed: a ``tl.static_assert(False)`` in the body of a
 ``tl.static_range(0)`` is refused, where Triton never visits the body (a false refusal).
@@ -255,4 +261,67 @@ def test_a_name_bound_before_an_empty_static_range_keeps_its_value(tmp_path, cap
     writer = (f"j = {start}\nfor j in tl.static_range(0):\n    tl.store(x_ptr, 1.0)\n"
               + loop("for p in range(N):", put("p + j")))
     code, err = dump(tmp_path, capsys, kernel(writer, READER))
+    expect(code, err, want)
+
+
+# ------------------------------------------- pointers of two element types at a join
+
+PTR_KERNEL = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, z_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, z_ptr, N))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    for p in range(N):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, z_ptr, N):
+    r = kv.reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+BODY
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "z_ptr": "ZTYPE", "N": "i32"},
+                  "constexprs": {}}
+'''
+
+#: a pointer name rebound to a pointer of the (signature's) type ZTYPE
+PTR_JOINS = {
+    "if": "    q = y_ptr\n    if N > 1:\n        q = z_ptr\n    tl.store(q, 1.0)\n",
+    "loop": "    q = y_ptr\n    for i in range(N):\n        q = z_ptr + i\n    tl.store(q, 1.0)\n",
+    "branches": "    if N > 1:\n        q = y_ptr\n    else:\n        q = z_ptr\n    tl.store(q, 1.0)\n",
+    "select": "    q = y_ptr if N > 1 else z_ptr\n    tl.store(q, 1.0)\n",
+}
+
+
+def test_triton_refuses_pointers_of_two_element_types_at_a_join(tmp_path, monkeypatch):
+    body = ("q = x_ptr\nif N > 1:\n    q = x_ptr.to(tl.pointer_type(tl.float16))\n"
+            "tl.store(x_ptr, 1.0)")
+    err = triton_compile_error(tmp_path, monkeypatch, triton_k(body), "r57ptr")
+    assert err is not None and "pointer<fp32>[], but the then block redefines it as " \
+        "pointer<fp16>[]" in str(err), err
+
+
+@pytest.mark.parametrize("name", sorted(PTR_JOINS))
+@pytest.mark.parametrize("ztype, want", [("*fp16", ("rejected", "pointer<fp16>")),
+                                         ("*fp32", "verified")])
+def test_pointers_of_two_element_types_at_a_join(tmp_path, capsys, name, ztype, want):
+    """`q = y_ptr` (*fp32), then `q = z_ptr` (*fp16) in a branch or a loop was verified (the
+    join check knew a pointer but not what it points to); of one element type it stays
+    verified."""
+    text = PTR_KERNEL.replace("BODY", PTR_JOINS[name]).replace("ZTYPE", ztype)
+    code, err = dump(tmp_path, capsys, text)
     expect(code, err, want)
