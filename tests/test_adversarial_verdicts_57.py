@@ -325,3 +325,23 @@ def test_pointers_of_two_element_types_at_a_join(tmp_path, capsys, name, ztype, 
     text = PTR_KERNEL.replace("BODY", PTR_JOINS[name]).replace("ZTYPE", ztype)
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, want)
+
+
+@pytest.mark.parametrize("flag, want", [(1, ("rejected", "(int1)", "(int32)")),
+                                        (0, ("rejected", "(int1)", "(int32)"))])
+def test_a_kernel_body_if_on_an_assigned_number_checks_its_join(tmp_path, capsys, flag, want):
+    """In the kernel body too (`f = 1; b = N > 0; if f: b = 1`, Triton's run-time scf.if of
+    both branches): verified before, whichever branch `f` takes."""
+    body = f"f = {flag}\nb = N > 0\nif f:\n    b = 1\ntl.store(x_ptr + b, 1.0)\n"
+    code, err = dump(tmp_path, capsys, kernel(WRITER, READER, body=body))
+    expect(code, err, want)
+
+
+def test_a_kernel_body_if_on_an_assigned_number_keeps_the_branch_it_takes(tmp_path, capsys):
+    """Held: the branch `f` does not take is walked for the join only: a load there is no
+    trip count of the partitions (`n` stays `N`)."""
+    text = kernel(WRITER, READER, body="f = 0\nn = N\nif f:\n    n = tl.load(x_ptr).to(tl.int32)\n")
+    text = text.replace("(kv, x_ptr, N, C)", "(kv, x_ptr, n, C)").replace(
+        "(kv, y_ptr, N, C)", "(kv, y_ptr, n, C)")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")

@@ -4053,8 +4053,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         self.numbers_in_tensor_ops(s.cond)
         self.compile_time_condition_rule(s.cond, "an `if`", s, self.written_test(s, ast.If))
         cond = self.cond(s.cond)
-        if isinstance(cond, bool) and any(isinstance(x, K.Op) and x.name == "to_tensor"
-                                          for x in K.walk_expr(s.cond)):
+        if isinstance(cond, bool) and (self.tensor_expr(s.cond) or any(
+                isinstance(x, K.Op) and x.name == "to_tensor" for x in K.walk_expr(s.cond))):
             self.tensor_if(s, cond)
             return
         if isinstance(cond, bool):  # static: only the taken branch exists
@@ -4113,7 +4113,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
 
     def tensor_if(self, s: K.If, cond: bool) -> None:
         """An `if` on a number a plain assignment bound (`f = 1; if f:`, the builder's
-        ``to_tensor`` in its condition), whose value ``cond`` folds: only the branch it takes
+        ``to_tensor`` in its condition, or in the kernel body a name :meth:`tensor_expr` holds
+        as a tensor), whose value ``cond`` folds: only the branch it takes
         runs, as read, but Triton 3.6 builds both branches of its scf.if and joins the names
         they bind, so the join is checked as a run-time `if`'s (``same_types``): `b = N > 0;
         if f: b = 1` is refused as Triton refuses it ("initial value for `b` is of type int1[],
