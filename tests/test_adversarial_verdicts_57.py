@@ -345,3 +345,19 @@ def test_a_kernel_body_if_on_an_assigned_number_keeps_the_branch_it_takes(tmp_pa
         "(kv, y_ptr, N, C)", "(kv, y_ptr, n, C)")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, "verified")
+
+
+@pytest.mark.parametrize("flag, want", [(1, "verified"), (0, ("rejected", "same global address"))])
+def test_the_race_check_reads_a_select_on_an_assigned_number(tmp_path, capsys, flag, want):
+    """Held (kept so by the fix): the reader stores `x_ptr + (64 if f else 0) + [0, 64)` before
+    its windows while the writer loads `x_ptr + [0, 64)`: apart at f = 1, a race at f = 0. The
+    builder keeps the select whole now; the race check reads its `to_tensor` test as the
+    number it is (race_terms.condition), where it took the store to reach either address."""
+    reader = (f"f = {flag}\ntl.store(x_ptr + (64 if f else 0) + tl.arange(0, 64), "
+              f"tl.zeros([64], tl.float32))\n" + READER)
+    text = kernel(WRITER, reader).replace("(consume, (kv, y_ptr, N, C))",
+                                          "(consume, (kv, y_ptr, x_ptr, N, C))").replace(
+        "def consume(kv, y_ptr, N, C: tl.constexpr):",
+        "def consume(kv, y_ptr, x_ptr, N, C: tl.constexpr):")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
