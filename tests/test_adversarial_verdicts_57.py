@@ -47,8 +47,32 @@ Bugs found, one line each (before the fixes that came with this file):
   by the signature, through names and offsets (triton_rules.py ``type_known``,
   ``pointer_element``).
 
+Checked and held (tle-dump was right; not all pinned): named-barrier pipes (a helper declaring
+two pipes of one name is refused; hop matching, the `used` hops of the table, the barrier ids
+against Triton 3.6's two reserved ones plus one per worker; Triton's PTX puts a partition
+bar.sync before every elected mbarrier arrive and expect-tx, so a TMA-only commit as a hop
+follows every warp's reads); TMA copies (a descriptor of another element type or box, reached
+through a partition parameter, a tuple item or a rebinding, is refused at the copy; a
+descriptor chosen by a conditional is refused; two open windows of a capacity-2 ring, each
+copy counted for the slot it names); wgmma operands read in place (the async-proxy fence is
+set for a slot loaded then passed to tl.dot directly, through a helper, a name, a view or
+``.T``; a tuple-held tile is staged); cp.async gathers followed by a global store or atomic of
+the same partition wait for the copies first; opaque trip counts (a partition's own load of a
+count, ``range(0, N, 2)`` against ``N // 2``, ``>>`` against ``//``, a negative step,
+``tl.minimum``) are refused, bounded or rejected as they should; a slot name carried across
+iterations is refused (unknown-slot); pointer flow into global-memory races through
+``tl.where``, conditionals, hints, reshapes, tuples and member calls; the closed flag under
+``or`` / ``~`` / ``not not`` guards nothing; exit codes for missing files, syntax errors, no
+kernel, several kernels; and Triton's refusals of break / continue / for-else / walrus /
+lambda / comprehensions / try / with / del / chained assignment, each refused.
+
 Found and not fixed: a ``tl.static_assert(False)`` in the body of a
-``tl.static_range(0)`` is refused, where Triton never visits the body (a false refusal).
+``tl.static_range(0)`` is refused, where Triton never visits the body (a false refusal). A
+tuple whose item is rebound to another type at a join (``t = (N > 0, 1)``, then ``t = (1, 1)``
+in a run-time ``if``) is still verified where Triton refuses it ("initial value for `t` is of
+type ['int1[]', 'int32[]']"): the builder's item variables are generated assignments, whose
+types the join check does not record. A conditional expression on a float a plain assignment
+bound (``f = 0.5; N if f else 2``) is refused where Triton compiles it (non-affine-loop).
 """
 
 from __future__ import annotations
