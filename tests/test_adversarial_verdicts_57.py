@@ -46,6 +46,12 @@ Bugs found, one line each (before the fixes that came with this file):
   then block redefines it as pointer<fp16>[]"); FIXED: a pointer's type is ``pointer<ELEM>``
   by the signature, through names and offsets (triton_rules.py ``type_known``,
   ``pointer_element``).
+- a tuple whose item a run-time ``if`` rebinds to another type (``t = (N > 0, 1)``, then ``t =
+  (1, 1)``) was verified where Triton refuses it ("initial value for `t` is of type
+  ['int1[]', 'int32[]'], ..."): the builder's item variables (``t__0 = t[0]``) are generated
+  assignments, whose types the join check did not know; FIXED: the walk records each item's
+  type where the tuple is written (protocol.py ``_s_Assign``). (The refusal names the item
+  variable, ``t__0``.)
 
 Checked and held (tle-dump was right; not all pinned): named-barrier pipes (a helper declaring
 two pipes of one name is refused; hop matching, the `used` hops of the table, the barrier ids
@@ -68,10 +74,7 @@ lambda / comprehensions / try / with / del / chained assignment, each refused.
 
 Found and not fixed: a ``tl.static_assert(False)`` in the body of a
 ``tl.static_range(0)`` is refused, where Triton never visits the body (a false refusal). A
-tuple whose item is rebound to another type at a join (``t = (N > 0, 1)``, then ``t = (1, 1)``
-in a run-time ``if``) is still verified where Triton refuses it ("initial value for `t` is of
-type ['int1[]', 'int32[]']"): the builder's item variables are generated assignments, whose
-types the join check does not record. A conditional expression on a float a plain assignment
+conditional expression on a float a plain assignment
 bound (``f = 0.5; N if f else 2``) is refused where Triton compiles it (non-affine-loop).
 """
 
@@ -385,3 +388,29 @@ def test_the_race_check_reads_a_select_on_an_assigned_number(tmp_path, capsys, f
         "def consume(kv, y_ptr, x_ptr, N, C: tl.constexpr):")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, want)
+
+
+#: a tuple whose item a run-time `if` rebinds to another type (plain Triton body, Triton compiles)
+TUPLE_JOINS = {
+    "int1_int32": ("t = (N > 0, 1)\nif N > 1:\n    t = (1, 1)\nif t[0]:\n    tl.store(x_ptr, 1.0)",
+                   False),
+    "pointer_int32": ("t = (x_ptr, 1)\nif N > 1:\n    t = (0, 1)\ntl.store(x_ptr + t[1], 1.0)",
+                      False),
+    "same_types": ("t = (N > 0, 1)\nif N > 1:\n    t = (N < 3, 2)\nif t[0]:\n"
+                   "    tl.store(x_ptr + t[1], 1.0)", True),
+    "loop_same_types": ("t = (N > 0, 1)\nfor i in range(N):\n    t = (i < 3, t[1] + 1)\nif t[0]:\n"
+                        "    tl.store(x_ptr + t[1], 1.0)", True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TUPLE_JOINS))
+def test_a_tuple_item_rebound_to_another_type_at_an_if(tmp_path, capsys, monkeypatch, name):
+    """`t = (N > 0, 1)`, then `t = (1, 1)` in a run-time `if`, was verified: the builder's item
+    variables (`t__0 = t[0]`) are generated assignments, whose types the join check did not
+    know; Triton refuses it ("initial value for `t` is of type ['int1[]', 'int32[]'], but the
+    then block redefines it as ['int32[]', 'int32[]']")."""
+    body, compiles = TUPLE_JOINS[name]
+    err = triton_compile_error(tmp_path, monkeypatch, triton_k(body), f"r57tup{name}")
+    assert (err is None) is compiles, err
+    code, out = dump(tmp_path, capsys, _in_reader(body))
+    expect(code, out, "verified" if compiles else ("rejected", "before the `if`"))

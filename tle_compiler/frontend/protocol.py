@@ -3289,6 +3289,15 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         bound = self.env.get(s.target)
         if bound is not None:
             self.types_bound[id(bound)] = (bound, known)
+        if isinstance(s.value, K.TupleExpr) and isinstance(bound, TupleV) \
+                and len(bound.items) == len(s.value.items):
+            # each item's type as written (`t = (N > 0, 1)`: an int1 and an int32), which the
+            # builder's item variables (`t__0 = t[0]`, generated) hold at a join: Triton 3.6
+            # checks a tuple's items there ("initial value for `t` is of type ['int1[]',
+            # 'int32[]'], but the then block redefines it"; verified until adversarial round 57)
+            for item, expr in zip(bound.items, s.value.items):
+                if item is not None and id(item) not in self.types_bound:
+                    self.types_bound[id(item)] = (item, self.type_known(expr))
 
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and value.key is not None and value.hint is None:
