@@ -1661,6 +1661,20 @@ class Builder(BuildRules, ConstexprRules):
         end = dict(f.env)
         self._merge(before, [end])
         f.env[s.target.id] = None
+        if RANGES[path] and _trip_count(start, stop, step) == 0:
+            # a tl.static_range of no iteration: Triton 3.6 unrolls it to nothing, so neither
+            # its variable nor a name its body binds is bound after it (a read is Triton's
+            # "NameError: j is not defined"; verified until adversarial round 57), and a name
+            # bound before keeps its value (`j = 5`, then `tl.static_range(0)` over `j`)
+            why = f"the tl.static_range loop at line {s.lineno} runs no iteration"
+            if s.target.id in before:
+                f.env[s.target.id] = before[s.target.id]
+            else:
+                f.env.pop(s.target.id, None)
+                f.undefined[s.target.id] = (f"'{s.target.id}' is the variable of a loop that "
+                                            f"binds it to nothing: {why}")
+            self.undefined_after(before, s, f"it is bound only inside the loop at line "
+                                            f"{s.lineno}, and {why}")
         if not RANGES[path]:  # (a static_range loop is unrolled: its names stay, as in Python)
             self.undefined_after(before, s, f"it is bound only inside the loop at line "
                                             f"{s.lineno}")
@@ -2633,7 +2647,14 @@ class Builder(BuildRules, ConstexprRules):
         test = self.value(node.test)
         folded = fold(test)
         self.compile_time_condition(node.test, test, folded, "a conditional expression")
-        if isinstance(folded, (bool, int, float)):
+        # a tensor condition (a number a plain assignment bound: `f = 1; N if f else 2.0`, in a
+        # partition or the kernel body): Triton 3.6's visit_IfExp builds both operands as
+        # tensors of one type and selects at run time, even where the value folds, so the
+        # operands are built and marked `tensor=True` for the protocol view, which checks them
+        # as Triton does and reads the operand the folded test chooses (Walker.ifexp)
+        tensor = (isinstance(folded, (bool, int)) or not self.in_partition) \
+            and self.tensor_condition(node.test, test)
+        if isinstance(folded, (bool, int, float)) and not tensor:
             # decided now, as an `if` on a constant is: only the operand Python evaluates exists
             return self.expr(node.body if folded else node.orelse)
         branches = []
@@ -2651,7 +2672,8 @@ class Builder(BuildRules, ConstexprRules):
                 self.no_effects_in(self.out[start:], b, "a conditional expression (x if c "
                                    "else y), whose operands run only when chosen")
             branches.append(e)
-        return self.seq(K.Op("ifexp", (test, *branches), (), self.loc(node))), None
+        marks = (("tensor", K.Const(True, self.loc(node))),) if tensor else ()
+        return self.seq(K.Op("ifexp", (test, *branches), marks, self.loc(node))), None
 
     def body_value(self, e: K.Expr) -> object:
         """:func:`fold_body` of the kernel body's expression ``e`` through the names the body

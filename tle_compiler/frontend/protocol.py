@@ -2403,25 +2403,37 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 self.made_tensor(operand, lambda o=operand: f"`{self.src(o)}`, an operand of "
                                                             f"`{self.src(e)}`,",
                                  e)
-        if decided is not None:  # a constant test (a bound constexpr): Python evaluates one side
+        tensor = e.kw("tensor") is not None
+        if decided is not None and not tensor:
+            # a constant test (a bound constexpr): Python evaluates one side
             return self.eval_guarded(body if decided else orelse,
                                      "a conditional expression (x if c else y)")
         a = self.eval_guarded(body, "a conditional expression (x if c else y)")
         b = self.eval_guarded(orelse, "a conditional expression (x if c else y)")
-        self.ifexp_types(e, test, ((body, a), (orelse, b)))
+        self.ifexp_types(e, test, ((body, a), (orelse, b)), dynamic=tensor)
+        if decided is not None:
+            # a test on a number a plain assignment bound (the builder's mark `tensor`): Triton
+            # selects at run time between operands it made tensors of one type (checked above,
+            # each number made a tensor), and the select yields the operand the value chooses
+            for operand in (body, orelse):
+                self.made_tensor(operand, lambda o=operand: f"`{self.src(o)}`, an operand of "
+                                                            f"`{self.src(e)}`,", e)
+            return a if decided else b
         if a == b:
             return a
         return self.choose(a, b, e)
 
-    def ifexp_types(self, e: K.Op, test: K.Expr, operands) -> None:
+    def ifexp_types(self, e: K.Op, test: K.Expr, operands, dynamic: bool = False) -> None:
         """Refuse ``a if c else b`` with ``c`` a run-time value and operands whose types the
         frontend knows to differ (`1.5 if N > 0 else 0`, `N if N > 0 else 2**40`, a load of a
         float beside an integer): Triton 3.6 builds it as a select of two scalars of one type
         ("Ternary expression with dynamic condition has inconsistent types fp32 and int32").
-        Each was verified (adversarial round 27), and the Gluon failed so."""
-        dynamic = any(isinstance(x, K.Name) and self.is_runtime(self.env.get(x.id))
-                      or isinstance(x, K.Op) and x.name.startswith("tl.")
-                      for x in K.walk_expr(test))
+        Each was verified (adversarial round 27), and the Gluon failed so. ``dynamic``: ``c``
+        is a tensor whose value folds (`f = 1; N if f else 2.0`: a number a plain assignment
+        bound, which Triton makes a tensor), verified until adversarial round 57."""
+        dynamic = dynamic or any(isinstance(x, K.Name) and self.is_runtime(self.env.get(x.id))
+                                 or isinstance(x, K.Op) and x.name.startswith("tl.")
+                                 for x in K.walk_expr(test))
         if not dynamic:
             return
         from ..ir import promotion
@@ -2433,12 +2445,23 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 else None)
             if isinstance(number, (bool, int, float)):
                 t = promotion.python_number_type(number)
+            elif self.is_i1(node) or self.i1_tensor(node):
+                t = "int1"  # a comparison, or a name bound to one: `(N > 0) if c else 1`
             elif self.tile_dtype(node) is not None:
                 t = self.tile_dtype(node)
             elif self.operand_type(node) == "int" and self.is_runtime(v):
                 t = "int64" if I64 in self.width(v) else "int32"
+            elif self.operand_type(node) == "ptr":
+                # a pointer beside a number (`x_ptr if f else 0`) is another type whatever it
+                # points to; two pointers are told apart by their signature's element types
+                arg = self.env.get(node.id) if isinstance(node, K.Name) else None
+                sig = str(self.k.config_signature.get(arg.name, "")) \
+                    if isinstance(arg, KernelArg) else ""
+                t = f"pointer<{sig[1:]}>" if sig.startswith("*") and sig[1:] else "pointer<?>"
             types.append({"float32": "fp32", "float64": "fp64", "float16": "fp16",
                           "bfloat16": "bf16"}.get(t, t))
+        if "pointer<?>" in types and all(t is None or t.startswith("pointer<") for t in types):
+            return  # (pointers whose element types are not both known)
         if None not in types and types[0] != types[1]:
             raise self.err(f"`{self.src(e)}`: a conditional expression on the run-time "
                            f"`{self.src(test)}` of {types[0]} and {types[1]} operands: Triton "
@@ -3266,6 +3289,15 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         bound = self.env.get(s.target)
         if bound is not None:
             self.types_bound[id(bound)] = (bound, known)
+        if isinstance(s.value, K.TupleExpr) and isinstance(bound, TupleV) \
+                and len(bound.items) == len(s.value.items):
+            # each item's type as written (`t = (N > 0, 1)`: an int1 and an int32), which the
+            # builder's item variables (`t__0 = t[0]`, generated) hold at a join: Triton 3.6
+            # checks a tuple's items there ("initial value for `t` is of type ['int1[]',
+            # 'int32[]'], but the then block redefines it"; verified until adversarial round 57)
+            for item, expr in zip(bound.items, s.value.items):
+                if item is not None and id(item) not in self.types_bound:
+                    self.types_bound[id(item)] = (item, self.type_known(expr))
 
     def bind_name(self, name: str, value: Value, node) -> None:
         if isinstance(value, Data) and value.key is not None and value.hint is None:
@@ -4030,6 +4062,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         self.numbers_in_tensor_ops(s.cond)
         self.compile_time_condition_rule(s.cond, "an `if`", s, self.written_test(s, ast.If))
         cond = self.cond(s.cond)
+        if isinstance(cond, bool) and (self.tensor_expr(s.cond) or any(
+                isinstance(x, K.Op) and x.name == "to_tensor" for x in K.walk_expr(s.cond))):
+            self.tensor_if(s, cond)
+            return
         if isinstance(cond, bool):  # static: only the taken branch exists
             self.out.extend(self.exec_block(s.then if cond else s.orelse))
             return
@@ -4083,6 +4119,37 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                            f"data", s, check="non-affine-if")
         self.signed_conditions(s.cond, s.loc, " decides which pipe events run")
         self.out.append(If(cond, tuple(then), tuple(orelse), s.loc))
+
+    def tensor_if(self, s: K.If, cond: bool) -> None:
+        """An `if` on a number a plain assignment bound (`f = 1; if f:`, the builder's
+        ``to_tensor`` in its condition, or in the kernel body a name :meth:`tensor_expr` holds
+        as a tensor), whose value ``cond`` folds: only the branch it takes
+        runs, as read, but Triton 3.6 builds both branches of its scf.if and joins the names
+        they bind, so the join is checked as a run-time `if`'s (``same_types``): `b = N > 0;
+        if f: b = 1` is refused as Triton refuses it ("initial value for `b` is of type int1[],
+        but the then block redefines it as int32[]"; verified until adversarial round 57). The
+        branch that does not run holds no pipe event (the builder keeps only the branch that
+        runs where it would), and what it reads is dropped."""
+        before = dict(self.env)
+        self.depth += 1
+        try:
+            taken = self.exec_block(s.then if cond else s.orelse)
+            env_taken = dict(self.env)
+            self.env.clear()
+            self.env.update(before)
+            self.exec_block(s.orelse if cond else s.then)
+            env_other = dict(self.env)
+        finally:
+            self.depth -= 1
+            self.env.clear()
+            self.env.update(before)
+        names = assigned_names(s.then)
+        names.update({n: l for n, l in assigned_names(s.orelse).items() if n not in names})
+        self.same_types(before, [env_taken, env_other] if cond else [env_other, env_taken],
+                        names, s, "if")
+        self.env.clear()
+        self.env.update(env_taken)
+        self.out.extend(taken)
 
     def written_test(self, s: Union[K.If, K.While], kind: type) -> Optional[ast.expr]:
         """The condition of the `if` / `while` statement ``s`` as its source writes it (None

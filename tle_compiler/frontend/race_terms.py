@@ -291,6 +291,12 @@ def condition(model: Model, e: K.Expr, inst: Instance, where: str = "part",
     float, a loaded flag: the branch is then taken to run either way). ``names``: a name is
     read as the one value that reaches it (a mask `m = offs < 64`)."""
     z3 = model.z3
+    number = _tensor_number(e)
+    if number is not None:
+        # a number a plain assignment bound (`f = 1; ... if f else ...`): Triton tests the
+        # tensor at run time, and it holds the number (adversarial round 57: the builder keeps
+        # such a conditional expression whole, where it took the branch the number chooses)
+        return z3.BoolVal(number != 0)
     if names and isinstance(e, K.Name):
         if where == "part" and _loop_value(inst, e.id) is not None:
             return None
@@ -560,8 +566,19 @@ def _compare_read(e: K.Compare) -> bool:
     return e.op in _COMPARE_OPS and not any(target_of(x) == "uint64" for x in K.walk_expr(e))
 
 
+def _tensor_number(e: K.Expr):
+    """The number of ``to_tensor(n)`` (a number a plain assignment bound, which the builder
+    folded the name to), else None."""
+    if isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1 \
+            and isinstance(e.args[0], K.Const) and isinstance(e.args[0].value, (bool, int)):
+        return int(e.args[0].value)
+    return None
+
+
 def _read_whole(e: K.Expr) -> bool:
     """Whether :func:`condition` reads ``e`` without leaving a conjunct out."""
+    if _tensor_number(e) is not None:
+        return True
     if isinstance(e, K.Compare):
         return _compare_read(e)
     if isinstance(e, K.BoolOp):

@@ -973,7 +973,41 @@ class TritonRules:
         if isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1:
             e = e.args[0]
         dims, exact = self.block_dims(e)
-        return dims, exact, self.operand_type(e), self.tile_dtype(e)
+        dtype = self.tile_dtype(e)
+        if dtype is None and not dims and exact and (self.is_i1(e) or self.i1_tensor(e)):
+            # a scalar comparison (or `not`, `and` / `or` / `&` / `|` of them, or a name bound
+            # to one) is an int1 in Triton 3.6, an integer of another width than the int32 a
+            # number is: `b = N > 0`, then `b = 1` in a branch or a loop, is refused
+            # ("initial value for `b` is of type int1[], but the then block redefines it as
+            # int32[]"; verified until adversarial round 57)
+            return dims, exact, "int", "int1"
+        scalar = self.operand_type(e)
+        if dtype is None and scalar == "ptr":
+            # a pointer's element type is part of its type: `q = y_ptr` (*fp32), then `q =
+            # z_ptr` (*fp16) in a branch or a loop is refused ("initial value for `q` is of
+            # type pointer<fp32>[], but the then block redefines it as pointer<fp16>[]";
+            # verified until adversarial round 57)
+            elem = self.pointer_element(e)
+            dtype = f"pointer<{elem}>" if elem else None
+        return dims, exact, scalar, dtype
+
+    def pointer_element(self, e: K.Expr, depth: int = 0) -> Optional[str]:
+        """The element type (the DEFAULT_CONFIG signature's, `fp32` of `*fp32`) of the pointer
+        ``e``: a pointer argument, a name bound to one, or a sum or difference of one and an
+        offset; None where not known."""
+        if depth > 16:
+            return None
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            if isinstance(v, KernelArg):
+                t = "" if v.constexpr else str(self.k.config_signature.get(v.name, ""))
+                return t[1:] if t.startswith("*") and len(t) > 1 else None
+            node = v.node if isinstance(v, Data) else None
+            return self.pointer_element(node, depth + 1) if node is not None else None
+        if isinstance(e, K.BinOp) and e.op in ("+", "-"):
+            ptrs = [x for x in (e.lhs, e.rhs) if self.operand_type(x) == "ptr"]
+            return self.pointer_element(ptrs[0], depth + 1) if len(ptrs) == 1 else None
+        return None
 
     def type_bound(self, env: dict, name: str) -> tuple:
         """:meth:`type_known` of ``name`` in ``env``: as its expression had where the name was
