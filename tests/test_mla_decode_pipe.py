@@ -111,6 +111,22 @@ def test_decode_call_passes_descriptors_exactly_with_tma(tma):
         assert args[2] is k and args[3] is k
 
 
+def test_the_pipe_decode_copies_q_by_tma_only_when_asked(monkeypatch):
+    """Q_TMA_BY_DEFAULT: the pipe decode's Q copy by TMA (not yet run on a GPU) is taken when a
+    launch asks for it, by the keyword or TLE_DECODE_QTMA=1; the seesaw's wherever it can."""
+    pytest.importorskip("torch")
+    from tle_kernels.decode_reference import make_decode_inputs
+    from tle_kernels.mla_decode_launch import Q_TMA_BY_DEFAULT, QTMA_ENV, use_q_tma
+
+    monkeypatch.delenv(QTMA_ENV, raising=False)
+    q, _, _, _ = make_decode_inputs(2, 1, 16, 1, [5, 70], device="cpu", seed=0)
+    assert Q_TMA_BY_DEFAULT == {"seesaw": True, "pipe": False}
+    assert not use_q_tma(q, 1, None, Q_TMA_BY_DEFAULT["pipe"])
+    assert use_q_tma(q, 1, True, Q_TMA_BY_DEFAULT["pipe"])
+    monkeypatch.setenv(QTMA_ENV, "1")
+    assert use_q_tma(q, 1, None, Q_TMA_BY_DEFAULT["pipe"])
+
+
 def test_decode_call_passes_q_descriptors_exactly_with_q_tma():
     """With q_tma the pipe kernel takes two descriptors over q viewed as rows [b * s_q * h_q,
     576] after k_cache's (boxes [64, 256] and [64, 64]: its q slot holds the RoPE tail too) and

@@ -158,6 +158,11 @@ QTMA_ENV = "TLE_DECODE_QTMA"
 # descriptors over q they take after k_cache's: [64, 256] boxes of the main dims, and for the
 # pipe decode, whose q slot holds the RoPE tail too, [64, 64] boxes of it.
 Q_TMA_KERNELS = {"seesaw": 1, "pipe": 2}
+# Whether a launch that leaves the choice open copies Q with TMA: the seesaw's was measured
+# faster and runs the GPU suite so (docs/BENCHMARKS.md, "Levers measured"); the pipe decode's
+# has run in the CPU emulator only, so it is taken when asked for (q_tma=True,
+# TLE_DECODE_QTMA=1).
+Q_TMA_BY_DEFAULT = {"seesaw": True, "pipe": False}
 
 
 def q_tma_reason(q: torch.Tensor, h_kv: int) -> Optional[str]:
@@ -180,15 +185,16 @@ def q_tma_reason(q: torch.Tensor, h_kv: int) -> Optional[str]:
     return None
 
 
-def use_q_tma(q: torch.Tensor, h_kv: int, q_tma: Optional[bool] = None) -> bool:
+def use_q_tma(q: torch.Tensor, h_kv: int, q_tma: Optional[bool] = None,
+              by_default: bool = True) -> bool:
     """Whether a decode kernel's producer copies Q with TMA boxes (:func:`q_tma_reason`): ``q_tma``
     if given (True refused, naming why, when it cannot), else ``TLE_DECODE_QTMA`` (0 / 1) if
-    set, else whenever it can."""
+    set, else whenever it can where ``by_default`` (Q_TMA_BY_DEFAULT)."""
     if q_tma is None:
         q_tma = env_switch(QTMA_ENV)
     why = q_tma_reason(q, h_kv)
     if q_tma is None:
-        return why is None
+        return by_default and why is None
     if q_tma and why is not None:
         raise ValueError(f"the decode kernel cannot copy Q with TMA: {why}")
     return bool(q_tma)
@@ -430,7 +436,7 @@ def launch_scheduled(kernel: str, q, k_cache, block_table, cache_seqlens, sm_sca
     call = scheduled_call(kernel, q, k_cache, block_table, cache_seqlens, sm_scale, causal, out,
                           lse, parts, o_part, lse_part, use_tma(kernel, k_cache, tma), balance,
                           1 if balance else run_length(b, parts, run),
-                          use_q_tma(q, k_cache.shape[2], q_tma))
+                          use_q_tma(q, k_cache.shape[2], q_tma, Q_TMA_BY_DEFAULT[kernel]))
     if call is None:
         return
     grid, args, constexprs = call
@@ -464,11 +470,12 @@ def launch_decode(kernel: str, q: torch.Tensor, k_cache: torch.Tensor, block_tab
     can be launched, captured and timed separately); split s of request b covers positions
     [s * chunk, min(seqlen, (s + 1) * chunk)), chunk = ceil(ceil(seqlen / n_split) / 64) * 64.
     ``tma``: the K producer (:func:`use_tma`; None: TMA when possible); ``q_tma``: the Q copy
-    by TMA boxes (:func:`use_q_tma`; None: where possible)."""
+    by TMA boxes (:func:`use_q_tma`; None: as Q_TMA_BY_DEFAULT says)."""
     check_row_alignment(kernel, q=q, k_cache=k_cache)
     call = decode_call(kernel, q, k_cache, block_table, cache_seqlens, sm_scale, causal, n_split,
                        out, lse, o_part, lse_part, use_tma(kernel, k_cache, tma),
-                       kernel in Q_TMA_KERNELS and use_q_tma(q, k_cache.shape[2], q_tma))
+                       kernel in Q_TMA_KERNELS and use_q_tma(q, k_cache.shape[2], q_tma,
+                                                             Q_TMA_BY_DEFAULT[kernel]))
     if call is not None:
         grid, args, constexprs = call
         jit_kernel(kernel)[grid](*args, **constexprs)
