@@ -178,10 +178,12 @@ def q_tma_reason(q: torch.Tensor, h_kv: int) -> Optional[str]:
         return "q is empty"
     if q.stride(3) != 1:
         return "q's last dim is not contiguous"
-    if (s_q > 1 and q.stride(1) != h_q * q.stride(2)) or (b > 1 and q.stride(0) != s_q * h_q * q.stride(2)):
-        return f"q's (batch, query, head) dims do not flatten into rows (strides {tuple(q.stride())})"
+    strides = tuple(q.stride())
+    if (s_q > 1 and q.stride(1) != h_q * q.stride(2)) or \
+            (b > 1 and q.stride(0) != s_q * h_q * q.stride(2)):
+        return f"q's (batch, query, head) dims do not flatten into rows (strides {strides})"
     if (q.stride(2) * q.element_size()) % 16 != 0 or q.data_ptr() % 16 != 0:
-        return f"q's rows are not 16-byte aligned (data_ptr {q.data_ptr()}, strides {tuple(q.stride())})"
+        return f"q's rows are not 16-byte aligned (data_ptr {q.data_ptr()}, strides {strides})"
     return None
 
 

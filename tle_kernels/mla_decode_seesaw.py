@@ -71,6 +71,12 @@ What decode changes:
   row at or past the end reaches a slot whatever it holds (NaN included); an odd last tile's partner
   (n = 0) is a wholly out-of-bounds box, all zeros. The producer issues copies only, no register
   work; each commit arrives with the expect-tx of its window's boxes.
+- Q by TMA (constexpr QTMA, 0 or 1, one program per request only): the producer copies the row
+  block's Q as two boxes [64, 256] through q_desc, a descriptor over q viewed as rows
+  [b * s_q * h_q, 576] (mla_decode_launch.q_args), instead of gathering it by cp.async; the
+  launcher takes it where a block's rows are consecutive there (q_tma_reason). A partial block's
+  unused rows then hold other rows of q (or zeros past its end): no row reads another's scores,
+  and they are never stored. The walk keeps the gather: it stages Q under a run-time `if`.
 - The exchange pipes (max0, max1, prob0, prob1) are ``barrier="named"``: a hand-off is one
   bar.arrive / bar.sync on a hardware named barrier, with no empty handshake (as FlashMLA's decode
   exchanges them); each left-out release is implied by the next hand-off the other way (max0's by
@@ -97,7 +103,8 @@ by the segment's own row sum) and lse_part [b + P, s_q, h_q] (no token in the se
 at slot b + k. All four contiguous (their strides come from s_q and h_q).
 
 Arguments: k_ptr (the cp.async producer's) and k_desc, tail_desc (the TMA producer's; the cp.async
-launch passes k_cache in their places, unused): mla_decode_launch.py builds them.
+launch passes k_cache in their places, unused), q_desc (QTMA's; q in its place otherwise):
+mla_decode_launch.py builds them.
 
 Shared memory (bf16 = 2 B): q 65,536 B (q_l + q_r); tile k0 (kv0 + kv0r) and tile k1 (kv1 + kv1l)
 each 32 KiB + 32 KiB + 8 KiB = 73,728 B; prob0 and prob1 each 8,192 + 256 = 8,448 B; max0 and max1
