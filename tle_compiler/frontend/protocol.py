@@ -1263,7 +1263,9 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         v = self.eval(e.operand)
         if e.op == "not" and self.static_int(v) is not None:  # `not C` of a compile-time int
             return Const(not self.static_int(v))
-        if e.op == "not" and isinstance(v, Data) and v.closed_of is not None:
+        if e.op in ("not", "~") and isinstance(v, Data) and v.closed_of is not None:
+            # the flag (and every value this marks: `not` of it) is an i1, whose `~` is Triton's
+            # logical not as `not` is (the lowering's flag is `... != 0`)
             return Data(node=e, closed_of=v.closed_of, flag_negated=not v.flag_negated)
         if e.op in ("-", "~") and self.i1_tensor(e.operand):
             # a name bound to a bool is an i1 tensor in Triton 3.6, and `-` / `~` of it stays in
@@ -2397,6 +2399,11 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         decided = self.const_int(tested)
         if decided is None and isinstance(tested, Const) and isinstance(tested.value, bool):
             decided = int(tested.value)  # a comparison of compile-time numbers (`C > 4`)
+        if decided is None and isinstance(tested, Const) and isinstance(tested.value, float):
+            # a float (`f = 0.5`, which Triton 3.6 makes an fp32 or fp64 tensor it casts to an
+            # int1 by `!= 0`, an fp32 only where the value stays nonzero in it): Python's
+            # truth, NaN included (refused as non-affine until adversarial round 58)
+            decided = int(bool(tested.value))
         if decided is None and not self.python_number(test):
             # a select of two tensors: Triton makes one of a number operand
             for operand in (body, orelse):
@@ -2524,7 +2531,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                                f"refuses (Python's {fn}() of a tensor raises TypeError): use "
                                f"`{what}` itself, or `{what}.to(tl.{dtype})`",
                                node, check="unsupported-expression")
-        if is_triton(path) and path.endswith(".static_assert") and node.args:
+        if is_triton(path) and path.endswith(".static_assert") and node.args \
+                and not self.static_dead:
+            # (in the body of a tl.static_range of no iteration, which Triton 3.6 never visits,
+            # it is checked by nobody: `_s_For`)
             # Triton checks it while it compiles, which it cannot on a runtime value ("Assertion
             # condition could not be determined at compile-time"); read as nothing, such a
             # kernel was verified.
@@ -2624,7 +2634,12 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         if cond is False:
             bound = ", ".join(f"{n} = {v}" for n, v in sorted(self.k.bind.items()))
             where = f" (the kernel read specialised to {bound})" if bound else ""
-            raise self.err(f"{what} fails{where}: {why}", node, check="unsupported-expression")
+            # inside a tl.static_range whose bounds the reading leaves to constexprs, which
+            # may be empty (`tl.static_range(C)` at C = 0), it is decided as a static_assert on
+            # constexprs is: read again with their values (SPECIALIZABLE)
+            raise self.err(f"{what} fails{where}: {why}", node,
+                           check="static-assert" if self.static_dead is None
+                           else "unsupported-expression")
         if isinstance(cond, (bool, NotAffine)):
             return
         args = {v: self.k.params.slot(v).arg for v in cond.variables
@@ -3698,6 +3713,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
 
     #: how deep the walk is in the bounds of a loop (:meth:`scalar_out_of_range`)
     _in_loop_bound = 0
+    #: whether the walk is in the body of a tl.static_range of no iteration (no statement of
+    #: which Triton 3.6 evaluates: :meth:`_s_For`); None in one whose bounds the reading leaves
+    #: to constexprs it has no value of (`tl.static_range(C)`), empty for some values
+    static_dead: Optional[bool] = False
 
     def static_range_values(self, s: K.For) -> Optional[list]:
         """The values a ``tl.static_range`` loop's variable takes (its bounds compile-time
@@ -3775,17 +3794,25 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.loop_ranges[ir_var] = bounds
         self.loop_vars.append(ir_var)
         self.depth += 1
-        saved_bad, unrolled = self.bad_loop, self.static_unrolled
+        saved_bad, unrolled, dead = self.bad_loop, self.static_unrolled, self.static_dead
         if bad is not None:
             self.bad_loop = (s, f"this loop contains pipe events, but {bad}", "non-affine-loop")
         try:
             self.static_unrolled = unrolled * self.static_range_rule(s)
+            # the body of a tl.static_range of no iteration is walked (its events are none the
+            # less in the IR's loop of no iteration), but Triton 3.6 unrolls it to nothing and
+            # never evaluates it: a `tl.static_assert(False)` there compiles (refused until
+            # adversarial round 58)
+            values = self.static_range_values(s) if s.static else None
+            self.static_dead = True if dead is True or values == [] else \
+                None if dead is None or (s.static and values is None) else False
             body = self.exec_body_carried(s, names)
         finally:
             self.loop_vars.pop()
             self.loop_ranges.pop(ir_var, None)
             self.depth -= 1
             self.bad_loop, self.static_unrolled = saved_bad, unrolled
+            self.static_dead = dead
             self.carried_before = carried_saved
         after = dict(self.env)
         self.env.clear()
@@ -4180,7 +4207,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         """``(slot, truth)`` when ``e`` tests the closed flag of ``slot``'s wait: ``truth`` True
         when ``e`` holds exactly where the flag is set (``res.is_closed``, ``res.is_closed ==
         True``, a name bound to it), False where it is clear (``not res.is_closed``,
-        ``res.is_closed == 0``, a name bound to ``not res.is_closed``). None otherwise."""
+        ``~res.is_closed``, ``res.is_closed == 0``, a name bound to ``not res.is_closed``). None
+        otherwise."""
         if isinstance(e, K.IsClosed) and isinstance(e.result, K.Name):
             v = self.env.get(e.result.id)
             return (v.slot, True) if isinstance(v, WaitV) else None
@@ -4189,7 +4217,9 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             if isinstance(v, Data) and v.closed_of is not None:
                 return v.closed_of, not v.flag_negated
             return None
-        if isinstance(e, K.UnaryOp) and e.op == "not":
+        if isinstance(e, K.UnaryOp) and e.op in ("not", "~"):
+            # every test above is an i1 (the flag, a name bound to it or to its `not`, a
+            # comparison), whose `~` negates it as `not` does
             inner = self.flag_test(e.operand)
             return (inner[0], not inner[1]) if inner is not None else None
         cmp = self._flag_compare(e)
