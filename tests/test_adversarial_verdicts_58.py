@@ -207,3 +207,88 @@ def test_one_function_for_two_partitions_is_refused_saying_what_to_write(tmp_pat
 def test_the_wrapper_the_message_names_is_verified(tmp_path, capsys):
     code, err = dump(tmp_path, capsys, TWO_READERS.replace("SECOND", "consume_2"))
     expect(code, err, "verified")
+
+
+# ------------------------------------------- B1: a run-time division by a param that may be 0
+
+DIVIDED = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, M, N):
+    ASSUME
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, M, N)), (consume, (kv, y_ptr, M, N))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, M, N):
+    w = kv.writer()
+    for p in range(COUNT):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, M, N):
+    r = kv.reader()
+    for p in range(COUNT):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+    tl.store(y_ptr, (N // M).to(tl.float32))
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "M": "i32", "N": "i32"},
+                  "constexprs": {}}
+'''
+
+_ZERO = ("rejected", "[division-by-zero]", "may be 0 in the params' domains")
+_MINUS_ONE = ("rejected", "[division-by-zero]", "may be -1 where `N` may be -2147483648")
+
+
+def _divided(count: str, assume: str) -> str:
+    return DIVIDED.replace("COUNT", count).replace("ASSUME", assume.replace("\n", "\n    "))
+
+
+@pytest.mark.parametrize("count, assume, want", [
+    ("N // M", "tle.assume(N >= 0)", _ZERO),
+    ("N % M", "tle.assume(N >= 0)", _ZERO),
+    ("tl.cdiv(N, M)", "tle.assume(N >= 0)", _ZERO),
+    ("N // M", "tle.assume(N >= 0)\ntle.assume(M >= -5)", _ZERO),
+    ("N // M", "tle.assume(N >= 0)\ntle.assume(M >= 1)", "verified"),
+    ("tl.cdiv(N, M)", "tle.assume(N >= 0)\ntle.assume(M >= 1)", "verified"),
+    ("N // M", "tle.assume(M <= -1)", _MINUS_ONE),
+    ("N % M", "tle.assume(M <= -1)", _MINUS_ONE),
+    ("N // M", "tle.assume(N >= 0)\ntle.assume(M <= -1)", "verified"),
+    ("N // M", "tle.assume(N >= -2147483647)\ntle.assume(M <= -1)", "verified"),
+    # a division only data reads is no param of the protocol
+    ("N", "tle.assume(N >= 0)", "verified"),
+])
+def test_a_trip_count_divided_by_a_param_that_may_be_zero(tmp_path, capsys, count, assume, want):
+    """`range(N // M)` in both partitions was "verified for every value of N_M (every integer
+    N_M)": the quotient is an opaque param, so the launches with M = 0 were covered too, where
+    Triton's arith.divsi (LLVM's sdiv) is undefined, as is -2^31 // -1. A literal `// 0` was
+    refused already (division-by-zero)."""
+    code, err = dump(tmp_path, capsys, _divided(count, assume))
+    expect(code, err, want)
+
+
+@pytest.mark.parametrize("params, want", [
+    (("M=3",), "verified"), (("M=0",), _ZERO), (("M=-1",), "verified"),
+])
+def test_a_division_by_a_param_given_by_param(tmp_path, capsys, params, want):
+    """--param values decide it: M = 3 or -1 (N >= 0) is a launch whose division is defined."""
+    flags = [a for p in params for a in ("--param", p)]
+    code, err = dump(tmp_path, capsys, _divided("N // M", "tle.assume(N >= 0)"), *flags)
+    expect(code, err, want)
+
+
+def test_triton_divides_a_runtime_int_by_divsi(tmp_path, monkeypatch):
+    body = "for i in range(N // C2):\n    tl.store(x_ptr + i, 1.0)"
+    src = triton_k(body).replace("def k(x_ptr, N, C: tl.constexpr)",
+                                 "def k(x_ptr, N, C2, C: tl.constexpr)")
+    ttir = triton_ttir(tmp_path, monkeypatch, src, "r58div",
+                       signature={"x_ptr": "*fp32", "N": "i32", "C2": "i32", "C": "constexpr"})
+    assert "arith.divsi %N, %C2" in ttir, ttir
