@@ -22,6 +22,36 @@ Kept a refusal: one function passed twice to warp_specialize (two partitions of 
 A partition is named by its function in the Pipe IR, the kernel text, every verdict and the
 lowered Gluon; the message now says what to write (a wrapper function that calls it), and
 that wrapper is verified.
+
+"For every value" claims, bugs found (before the fixes that came with this file):
+
+- ``range(N // M)`` (or ``N % M``, ``tl.cdiv(N, M)``, in a partition or the kernel body) in
+  both partitions, M a kernel argument of no domain: "verified for every value of N_M (every
+  integer N_M)", the launches with M = 0 (Triton's arith.divsi by zero, undefined) and with
+  M = -1 beside N = -2^31 (an overflow, undefined) included; FIXED: such a division whose value
+  the Program reads is rejected at its line unless the domains exclude both (check
+  division-by-zero, protocol.py ``note_runtime_division``; `--param` values that fix the
+  divisor where it is defined keep the verdict: verify_protocol.py ``_division_defined``).
+- ``range(M, N)`` against ``range(N - M)`` with ``--param M=100000`` (or 2^31 - 1): tle-dump
+  hung (hours): the box of the 100000 values checked, which an "unknown" verdict names, was
+  grown by itertools.product, which copied the other axis at every step; FIXED
+  (sweep.py ``_lazy_product``).
+
+Checked and held (not all pinned): trip counts clamped differently (`N // 2 * 2`, `(N + 1) //
+2` twice, `tl.minimum(N, 100)`, `N % 4` against `N & 3` at negative N: rejected with a base
+witness; `tl.minimum(N, 2**31 - 1)`, `tl.where(N > 10**6, 0, N)`, `N * 2 // 2`, `(N << 1) >>
+1`, `tl.abs`, `tl.maximum(N, 0)`: bounded, unknown or refused, never verified); `tl.where`
+clamps read as min / max only where they are (`tl.where(N < 7, N, 8)` is refused); indices
+that wrap (`p + 4` is verified only "with ... indices in i32", and `--param N=2147483647`
+says the index leaves i32; `p * 4` is phase-aliased); assumptions (contradicted ones are
+refused, `2 * N >= 5` is N >= 3, float bounds, `not`, `or` and a message are refused; an
+affine `N + 1 <= 10` is N <= 9, which the launch checks on N itself); negative and huge values
+(`--param N=2**31` and beyond is "unknown", outside the domain is refused); negative-step
+loops and `range(0, N, 2)` are bounded or refused; `range(M, N)` with M fixed is proved.
+
+Left open: a `.pipe` protocol file's `def N_M = N // M` is verified for every value of N_M
+(the division obligation is the Python frontend's, and a `.pipe` file is no kernel a launch
+runs, but tle-dump's printed protocol of a rejected kernel reads back verified).
 """
 
 from __future__ import annotations
