@@ -717,8 +717,10 @@ def test_kernel_name_with_a_blank_is_quoted(tmp_path):
 
 
 def test_a_python_divisor_that_may_be_zero_claims_none_of_its_zeros(tmp_path):
-    """`M = N_TILES // D` with `tle.assume(D >= 0)`: the launch with D = 0 faults. The verdict
-    (bounded) names values of D from 1 (JSON "checked"), never 0, and the report reads back
+    """`M = N_TILES // D` with `tle.assume(D >= 0)`: the launch with D = 0 is undefined on the
+    GPU (arith.divsi by zero); it is rejected at the division since adversarial round 58
+    (check division-by-zero: it was bounded, its checked values of D from 1). With `D >= 1`
+    the verdict (bounded) names values of D from 1 (JSON "checked"), and the report reads back
     with the same claim."""
     src = RING_PY.replace(
         "def ring_sum(x_ptr, out_ptr, stride_x, N_TILES):",
@@ -727,7 +729,10 @@ def test_a_python_divisor_that_may_be_zero_claims_none_of_its_zeros(tmp_path):
         "(load_tiles, (ring, x_ptr, stride_x, N_TILES))", "(load_tiles, (ring, x_ptr, stride_x, M))"
     ).replace("(sum_tiles, (ring, out_ptr, N_TILES))", "(sum_tiles, (ring, out_ptr, M))").replace(
         '"N_TILES": "i32"}', '"N_TILES": "i32", "D": "i32"}')
-    path = write(tmp_path, "div.py", src)
+    path = write(tmp_path, "div0.py", src)
+    code, _, err = dump(path)
+    assert code == 1 and "[division-by-zero]" in err and "`N_TILES // D`" in err, err
+    path = write(tmp_path, "div.py", src.replace("tle.assume(D >= 0)", "tle.assume(D >= 1)"))
     code, obj, _ = dump_json(path)
     (k,) = obj["kernels"]
     assert code == 3 and k["verdict"] == "bounded", k

@@ -23,6 +23,7 @@ import tle_compiler as tle
 
 @tle.jit
 def tiles(x_ptr, y_ptr, N, D, NC: tl.constexpr):
+    tle.assume(D >= 1)  # (a divisor that may be 0 is refused: adversarial round 58)
     kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
     tle.gpu.warp_specialize([(produce, (kv, x_ptr, N, D, NC)), (consume, (kv, y_ptr, N, D, NC))],
                             [4], [232])

@@ -1263,7 +1263,9 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         v = self.eval(e.operand)
         if e.op == "not" and self.static_int(v) is not None:  # `not C` of a compile-time int
             return Const(not self.static_int(v))
-        if e.op == "not" and isinstance(v, Data) and v.closed_of is not None:
+        if e.op in ("not", "~") and isinstance(v, Data) and v.closed_of is not None:
+            # the flag (and every value this marks: `not` of it) is an i1, whose `~` is Triton's
+            # logical not as `not` is (the lowering's flag is `... != 0`)
             return Data(node=e, closed_of=v.closed_of, flag_negated=not v.flag_negated)
         if e.op in ("-", "~") and self.i1_tensor(e.operand):
             # a name bound to a bool is an i1 tensor in Triton 3.6, and `-` / `~` of it stays in
@@ -1690,6 +1692,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                                check="division-by-zero")
             if op in ("//", "%") and not rt and not b.is_const:
                 self.config_division_by_zero(op, b, node)
+            if op in ("//", "%") and rt and not b.is_const:
+                self.note_runtime_division(op, a, b, node, wide)
             if a.is_const and b.is_const and op != "/" and op in _FOLD_OPS:
                 try:
                     folded = fold_int(_FOLD_OPS[op](), a.const, b.const, rt or tensor_div)
@@ -1725,6 +1729,9 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.k.definitions.setdefault(key, Definition(op, (a, b), rt or tensor_div,
                                                           I64 in wide))
             self.note_width(key, wide)
+        pending, self.pending_division = self.pending_division, None
+        if pending is not None and key is not None:
+            self.k.runtime_divisions.setdefault(key, pending)
         why = None
         if a is not None and b is not None:
             if op == "*":
@@ -2397,6 +2404,11 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         decided = self.const_int(tested)
         if decided is None and isinstance(tested, Const) and isinstance(tested.value, bool):
             decided = int(tested.value)  # a comparison of compile-time numbers (`C > 4`)
+        if decided is None and isinstance(tested, Const) and isinstance(tested.value, float):
+            # a float (`f = 0.5`, which Triton 3.6 makes an fp32 or fp64 tensor it casts to an
+            # int1 by `!= 0`, an fp32 only where the value stays nonzero in it): Python's
+            # truth, NaN included (refused as non-affine until adversarial round 58)
+            decided = int(bool(tested.value))
         if decided is None and not self.python_number(test):
             # a select of two tensors: Triton makes one of a number operand
             for operand in (body, orelse):
@@ -2524,7 +2536,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                                f"refuses (Python's {fn}() of a tensor raises TypeError): use "
                                f"`{what}` itself, or `{what}.to(tl.{dtype})`",
                                node, check="unsupported-expression")
-        if is_triton(path) and path.endswith(".static_assert") and node.args:
+        if is_triton(path) and path.endswith(".static_assert") and node.args \
+                and not self.static_dead:
+            # (in the body of a tl.static_range of no iteration, which Triton 3.6 never visits,
+            # it is checked by nobody: `_s_For`)
             # Triton checks it while it compiles, which it cannot on a runtime value ("Assertion
             # condition could not be determined at compile-time"); read as nothing, such a
             # kernel was verified.
@@ -2624,7 +2639,12 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         if cond is False:
             bound = ", ".join(f"{n} = {v}" for n, v in sorted(self.k.bind.items()))
             where = f" (the kernel read specialised to {bound})" if bound else ""
-            raise self.err(f"{what} fails{where}: {why}", node, check="unsupported-expression")
+            # inside a tl.static_range whose bounds the reading leaves to constexprs, which
+            # may be empty (`tl.static_range(C)` at C = 0), it is decided as a static_assert on
+            # constexprs is: read again with their values (SPECIALIZABLE)
+            raise self.err(f"{what} fails{where}: {why}", node,
+                           check="static-assert" if self.static_dead is None
+                           else "unsupported-expression")
         if isinstance(cond, (bool, NotAffine)):
             return
         args = {v: self.k.params.slot(v).arg for v in cond.variables
@@ -3526,6 +3546,40 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                           f"params: `{self.src(which)}` is not{cast}")
         return (lo, hi, step_c), None
 
+    def note_runtime_division(self, op: str, a: Affine, b: Affine, node, wide) -> None:
+        """A run-time ``//`` or ``%`` by a divisor that is no constant (``N // M``): Triton 3.6
+        emits arith.divsi / remsi, undefined (LLVM's sdiv / srem) where the divisor is 0, or
+        -1 beside a dividend of the type's least value. Its value is an opaque param, and
+        "verified for every value of N_M" held for the launches with M = 0 too (adversarial
+        round 58). Where the divisor's domain holds 0, or -1 beside a dividend whose domain
+        holds the least value, the obligation is kept (Program.zero_steps, check
+        division-by-zero) for the verdict to refuse, should the value be a param of the
+        Program (a division only data reads is no protocol)."""
+        if isinstance(node, K.BinOp):
+            num, div = self.src(node.lhs), self.src(node.rhs)
+        elif isinstance(node, K.Op) and len(node.args) == 2:  # tl.cdiv(x, div)
+            num, div = f"{self.src(node.args[0])} + {self.src(node.args[1])} - 1", \
+                self.src(node.args[1])
+        else:
+            return
+        blo, bhi = self.bounds(b)
+        alo, _ = self.bounds(a)
+        least = -2 ** 63 if I64 in wide else -2 ** 31
+        why = None
+        if (blo is None or blo <= 0) and (bhi is None or bhi >= 0):
+            why = (f"its divisor `{div}` may be 0 in the params' domains, where the GPU's "
+                   f"integer division is undefined (LLVM's sdiv / srem by zero)")
+        elif (blo is None or blo <= -1) and (bhi is None or bhi >= -1) \
+                and (alo is None or alo <= least):
+            why = (f"its divisor `{div}` may be -1 where `{num}` may be {least}, whose quotient "
+                   f"overflows (undefined on the GPU)")
+        if why is not None:
+            # (with the operands, so that a verdict for --param values the divisor is neither
+            # 0 nor -1 at drops it: passes/verify_protocol.py check_structure)
+            self.pending_division = (node.loc, f"`{self.src(node)}`: {why}; state domains that "
+                                               f"exclude it (`tle.assume({div} >= 1)`)",
+                                     (a, b, least, alo is None or alo <= least))
+
     def note_runtime_step(self, s: K.For, text: str, step_v: Value) -> None:
         """A loop whose step is computed at run time: Triton builds scf.for from it unchecked,
         and at step 0 the loop never ends (the partition hangs, whatever the pipes do). Where
@@ -3698,6 +3752,12 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
 
     #: how deep the walk is in the bounds of a loop (:meth:`scalar_out_of_range`)
     _in_loop_bound = 0
+    #: a run-time division's obligation, until :meth:`binop` knows its key
+    pending_division: Optional[tuple] = None
+    #: whether the walk is in the body of a tl.static_range of no iteration (no statement of
+    #: which Triton 3.6 evaluates: :meth:`_s_For`); None in one whose bounds the reading leaves
+    #: to constexprs it has no value of (`tl.static_range(C)`), empty for some values
+    static_dead: Optional[bool] = False
 
     def static_range_values(self, s: K.For) -> Optional[list]:
         """The values a ``tl.static_range`` loop's variable takes (its bounds compile-time
@@ -3775,17 +3835,25 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.loop_ranges[ir_var] = bounds
         self.loop_vars.append(ir_var)
         self.depth += 1
-        saved_bad, unrolled = self.bad_loop, self.static_unrolled
+        saved_bad, unrolled, dead = self.bad_loop, self.static_unrolled, self.static_dead
         if bad is not None:
             self.bad_loop = (s, f"this loop contains pipe events, but {bad}", "non-affine-loop")
         try:
             self.static_unrolled = unrolled * self.static_range_rule(s)
+            # the body of a tl.static_range of no iteration is walked (its events are none the
+            # less in the IR's loop of no iteration), but Triton 3.6 unrolls it to nothing and
+            # never evaluates it: a `tl.static_assert(False)` there compiles (refused until
+            # adversarial round 58)
+            values = self.static_range_values(s) if s.static else None
+            self.static_dead = True if dead is True or values == [] else \
+                None if dead is None or (s.static and values is None) else False
             body = self.exec_body_carried(s, names)
         finally:
             self.loop_vars.pop()
             self.loop_ranges.pop(ir_var, None)
             self.depth -= 1
             self.bad_loop, self.static_unrolled = saved_bad, unrolled
+            self.static_dead = dead
             self.carried_before = carried_saved
         after = dict(self.env)
         self.env.clear()
@@ -4180,7 +4248,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         """``(slot, truth)`` when ``e`` tests the closed flag of ``slot``'s wait: ``truth`` True
         when ``e`` holds exactly where the flag is set (``res.is_closed``, ``res.is_closed ==
         True``, a name bound to it), False where it is clear (``not res.is_closed``,
-        ``res.is_closed == 0``, a name bound to ``not res.is_closed``). None otherwise."""
+        ``~res.is_closed``, ``res.is_closed == 0``, a name bound to ``not res.is_closed``). None
+        otherwise."""
         if isinstance(e, K.IsClosed) and isinstance(e.result, K.Name):
             v = self.env.get(e.result.id)
             return (v.slot, True) if isinstance(v, WaitV) else None
@@ -4189,7 +4258,9 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             if isinstance(v, Data) and v.closed_of is not None:
                 return v.closed_of, not v.flag_negated
             return None
-        if isinstance(e, K.UnaryOp) and e.op == "not":
+        if isinstance(e, K.UnaryOp) and e.op in ("not", "~"):
+            # every test above is an i1 (the flag, a name bound to it or to its `not`, a
+            # comparison), whose `~` negates it as `not` does
             inner = self.flag_test(e.operand)
             return (inner[0], not inner[1]) if inner is not None else None
         cmp = self._flag_compare(e)
@@ -5021,6 +5092,10 @@ class Ctx(KernelCtx):
         self.tma_descriptor_locs: dict[str, Loc] = {}  # argument -> its first copy
         # loops whose run-time step may be 0: (location, message) (Walker.note_runtime_step)
         self.zero_steps: list[tuple[Loc, str]] = []
+        # run-time `//` / `%` whose divisor may be 0 (or -1 beside a dividend that may be
+        # -2^31): key -> (location, message, (dividend, divisor, least)), an obligation where
+        # the key is a param of the Program (Walker.note_runtime_division)
+        self.runtime_divisions: dict[str, tuple] = {}
         # run-time loops without events or accesses, for the i32 check (Walker.note_data_loop)
         self.data_loops: list[For] = []
 
@@ -5288,6 +5363,14 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
                         and slot.placeholder in pnames)
     known = {p.name for p in params} | {b.name for b in bases} | {d.name for d in derived}
     endless = tuple(unchecked_data_loops(k, pnames, known))
+    # a run-time division whose value the Program reads, by a divisor that may be 0
+    # (note_runtime_division)
+    division_slots = {key: k.params.by_key.get(("pure", key)) for key in k.runtime_divisions}
+    endless += tuple((loc, msg, "division-by-zero",
+                      (a.substitute(env_names), b.substitute(env_names), *rest))
+                     for key, (loc, msg, (a, b, *rest)) in k.runtime_divisions.items()
+                     if division_slots[key] is not None
+                     and pnames.get(division_slots[key].placeholder) in known)
     program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases,
                       every_access=True, unnamed=unnamed,
                       zero_steps=tuple(k.zero_steps) + endless,

@@ -2474,6 +2474,15 @@ class FnTranslator:
         if step.kind == "const" and step.value == 0:
             raise self.err(f"{fn}() step must not be zero", st.step)
         start = vals["start"]
+        consts = [vals[k].value for k in ("start", "stop", "step")]
+        if st.static and all(isinstance(c, int) for c in consts) and not len(range(*consts)):
+            # a tl.static_range of no iteration: Triton 3.6 (and Gluon) unroll it to nothing and
+            # never evaluate its body, where a `tl.static_assert(False)` compiles (the frontend
+            # leaves the names it binds undefined after it); translating the body refused it
+            # (adversarial round 58)
+            self.emit(f"pass  # {fn}({start.value}, {vals['stop'].value}, {step.value}): "
+                      f"no iteration")
+            return
         if step.kind == "const" and step.value == 1:
             bounds = [vals["stop"]] if start.kind == "const" and start.value == 0 else \
                 [start, vals["stop"]]

@@ -32,11 +32,29 @@ MAX_CAPACITY = SMEM_BYTES // 16
 MAX_CTA_WARPS = 32
 
 
+def _division_defined(operands, fixed: dict) -> bool:
+    """Whether the run-time division of ``operands`` (dividend, divisor, the type's least
+    value, whether the dividend's domain holds it: frontend/protocol.py
+    note_runtime_division), undefined for some values of the params' domains, is defined at
+    the values ``fixed`` (--param) gives: its divisor fixed to neither 0 nor -1, or to -1 with
+    a dividend that cannot be (or is fixed to another value than) the least."""
+    a, b, least, may_be_least = operands
+    if not b.variables <= fixed.keys():
+        return False
+    d = b.eval(fixed)
+    if d == 0:
+        return False
+    return d != -1 or not may_be_least or (a.variables <= fixed.keys()
+                                           and a.eval(fixed) != least)
+
+
 def check_structure(ctx: PassContext) -> None:
     prog = ctx.program
     # a loop that may never end: a run-time step that may be 0 (zero-step), or a run-time loop
     # without events whose counter may wrap at a launch no checked value stands for
     for loc, message, *check in getattr(prog, "zero_steps", ()):
+        if len(check) > 1 and _division_defined(check[1], ctx.fixed_params):
+            continue
         ctx.error(loc, message, check[0] if check else "zero-step")
     seen: dict[str, str] = {}
     for kind, items in (("param", prog.params), ("pipe", prog.pipes), ("partition", prog.partitions)):
