@@ -76,6 +76,14 @@ def row_offsets(r, g, heads_per_kv, stride_s, stride_h):
     return (r // heads_per_kv) * stride_s + (g * heads_per_kv + r % heads_per_kv) * stride_h
 
 
+def q_box_row(b, n_rows, h_kv, g, heads_per_kv, rb, BLOCK_H: tl.constexpr):
+    """The first row of row block ``rb`` of kv head ``g`` of request ``b`` in q viewed as rows
+    [b * s_q * h_q, 576] (n_rows * h_kv = s_q * h_q rows a request), where the decode kernels'
+    Q boxes start; the block's rows follow it there when h_kv == 1 or s_q == 1
+    (mla_decode_launch.q_tma_reason). An i32, as a TMA coordinate is."""
+    return (b * n_rows * h_kv + g * heads_per_kv + rb * BLOCK_H).to(tl.int32)
+
+
 def q_row_ptrs(q_base, stride_q_s, stride_q_h, r, g, heads_per_kv):
     """Pointers [BLOCK_H, 1] to the q rows ``r`` of kv head ``g`` of request ``q_base``."""
     return q_base + row_offsets(r, g, heads_per_kv, stride_q_s, stride_q_h)[:, None]

@@ -202,14 +202,18 @@ def use_q_tma(q: torch.Tensor, h_kv: int, q_tma: Optional[bool] = None,
     return bool(q_tma)
 
 
-def q_args(kernel: str, q: torch.Tensor, q_tma: bool) -> tuple:
+def q_args(kernel: str, q: torch.Tensor, h_kv: int, q_tma: bool) -> tuple:
     """The kernel's Q descriptor arguments (none for a kernel without a Q copy by TMA): the host
     tensor descriptors over q viewed as rows [b * s_q * h_q, 576] (row stride q.stride(2);
     coordinates [row, column]) with boxes [64, 256] and, for the pipe decode, [64, 64]; q in
-    their places when ``q_tma`` is off (unused)."""
+    their places when ``q_tma`` is off (unused). ``q_tma`` where :func:`q_tma_reason` refuses
+    the rows: ValueError naming why."""
     n = Q_TMA_KERNELS.get(kernel, 0)
     if not q_tma:
         return (q,) * n
+    why = q_tma_reason(q, h_kv)
+    if why is not None:
+        raise ValueError(f"{kernel}: cannot copy Q with TMA: {why}")
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     b, s_q, h_q, d = q.shape
@@ -281,9 +285,7 @@ def decode_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale: f
         return None
     k_args = k_cache_args(kernel, k_cache, tma)
     q_tma = bool(q_tma) and kernel in Q_TMA_KERNELS
-    if q_tma and q_tma_reason(q, h_kv) is not None:
-        raise ValueError(f"{kernel}: cannot copy Q with TMA: {q_tma_reason(q, h_kv)}")
-    args = (q, *k_args, *q_args(kernel, q, q_tma), block_table, cache_seqlens, o, l,
+    args = (q, *k_args, *q_args(kernel, q, h_kv, q_tma), block_table, cache_seqlens, o, l,
             q.stride(0), q.stride(1), q.stride(2),
             k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), block_table.stride(0),
             *o_strides, *l_strides,
@@ -405,9 +407,8 @@ def scheduled_call(kernel: str, q, k_cache, block_table, cache_seqlens, sm_scale
         return None
     k_args = k_cache_args(kernel, k_cache, tma)
     q_tma = bool(q_tma) and not balance and run == 1
-    if q_tma and q_tma_reason(q, h_kv) is not None:
-        raise ValueError(f"{kernel}: cannot copy Q with TMA: {q_tma_reason(q, h_kv)}")
-    args = (q, *k_args, *q_args(kernel, q, q_tma), block_table, cache_seqlens, out, lse, op, lp,
+    args = (q, *k_args, *q_args(kernel, q, h_kv, q_tma), block_table, cache_seqlens, out, lse,
+            op, lp,
             q.stride(0), q.stride(1), q.stride(2),
             k_cache.stride(0), k_cache.stride(1), k_cache.stride(2), block_table.stride(0),
             b, -(-b // SCHED_CHUNK), s_q, h_kv, h_q // h_kv, float(sm_scale))

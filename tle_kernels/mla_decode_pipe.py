@@ -58,8 +58,8 @@ import triton.language as tl
 import tle_compiler as tle
 
 from .mla_decode_common import (block_rows, masked_by_position, needs_mask, page_shift,
-                                q_row_ptrs, row_limit, row_valid, row_offsets, split_range,
-                                store_half, store_lse, work_item)
+                                q_box_row, q_row_ptrs, row_limit, row_valid, row_offsets,
+                                split_range, store_half, store_lse, work_item)
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy_ref, normalized,
                                 shift_of)
 
@@ -127,7 +127,7 @@ def producer(q, kv, q_base, stride_q_s, stride_q_h, k_head, stride_k_blk, stride
         # three TMA boxes of q viewed as rows [b * s_q * h_q, 576], as the seesaw decode copies
         # its Q (mla_decode_launch.q_tma_reason: the block's rows are consecutive there); rows
         # past the kv head's last one are other rows of q or zeros, never stored
-        row0 = (b * n_rows * h_kv + g * heads_per_kv + rb * BLOCK_H).to(tl.int32)
+        row0 = q_box_row(b, n_rows, h_kv, g, heads_per_kv, rb, BLOCK_H)
         tle.gpu.tma_load(slot.q_l, q_desc, [row0, 0])
         tle.gpu.tma_load(slot.q_r, q_desc, [row0, D_HALF])
         tle.gpu.tma_load(slot.q_tail, q_tail_desc, [row0, D_MAIN])

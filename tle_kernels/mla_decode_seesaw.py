@@ -120,8 +120,8 @@ import triton.language as tl
 import tle_compiler as tle
 
 from .mla_decode_common import (block_rows, masked_by_position, needs_mask, page_shift,
-                                q_row_ptrs, row_block_item, row_limit, row_offsets, row_valid,
-                                store_half, store_lse)
+                                q_box_row, q_row_ptrs, row_block_item, row_limit, row_offsets,
+                                row_valid, store_half, store_lse)
 from .mla_decode_parts import next_request, part_range, whole_in_part
 from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LOG2E, kv_rows, lazy_ref, normalized,
                                 rebase, shift_of)
@@ -253,7 +253,7 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h,
             # are consecutive there (h_kv == 1 or s_q == 1, mla_decode_launch.q_tma_reason);
             # rows past the kv head's last one are other rows of q, or zeros past q's end, and
             # their outputs are never stored (no row reads another's scores)
-            row0 = (b0 * s_q_rows(n_rows, h_kv) + g * heads_per_kv + rb * BLOCK_H).to(tl.int32)
+            row0 = q_box_row(b0, n_rows, h_kv, g, heads_per_kv, rb, BLOCK_H)
             tle.gpu.tma_load(slot.q_l, q_desc, [row0, 0])
             tle.gpu.tma_load(slot.q_r, q_desc, [row0, D_HALF])
         else:
@@ -265,11 +265,6 @@ def producer(q, kv0, kv0r, kv1, kv1l, q_ptr, stride_q_b, stride_q_s, stride_q_h,
         for p in range(NP):
             copy_pair(p, p, sl0, last_tile, bt_row, w0, w0r, w1, w1l, k_head, stride_k_blk,
                       stride_k_tok, k_desc, tail_desc, g, TMA)
-
-
-def s_q_rows(n_rows, h_kv):
-    """Rows of q per request, s_q * h_q, from a kv head's n_rows = s_q * h_q / h_kv."""
-    return n_rows * h_kv
 
 
 def stage_q(slot, q_ptr, stride_q_b, stride_q_s, stride_q_h, b, r, keep_q, g, heads_per_kv):
