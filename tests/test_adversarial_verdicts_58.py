@@ -30,7 +30,7 @@ that wrapper is verified.
   integer N_M)", the launches with M = 0 (Triton's arith.divsi by zero, undefined) and with
   M = -1 beside N = -2^31 (an overflow, undefined) included; FIXED: such a division whose value
   the Program reads is rejected at its line unless the domains exclude both (check
-  division-by-zero, protocol.py ``note_runtime_division``; `--param` values that fix the
+  division-by-zero, protocol.py ``runtime_division``; `--param` values that fix the
   divisor where it is defined keep the verdict: verify_protocol.py ``_division_defined``).
 - ``range(M, N)`` against ``range(N - M)`` with ``--param M=100000`` (or 2^31 - 1): tle-dump
   hung (hours): the box of the 100000 values checked, which an "unknown" verdict names, was

@@ -1670,6 +1670,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             and isinstance(node, K.BinOp) and not rt and any(
             self.tensor_expr(x) or isinstance(x, K.Op) and x.name == "to_tensor"
             for x in (node.lhs, node.rhs))
+        division = None  # a run-time division's obligation, kept once its key is known
         if a is not None and b is not None:
             out = None
             if op == "+":
@@ -1693,7 +1694,7 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             if op in ("//", "%") and not rt and not b.is_const:
                 self.config_division_by_zero(op, b, node)
             if op in ("//", "%") and rt and not b.is_const:
-                self.note_runtime_division(op, a, b, node, wide)
+                division = self.runtime_division(a, b, node, wide)
             if a.is_const and b.is_const and op != "/" and op in _FOLD_OPS:
                 try:
                     folded = fold_int(_FOLD_OPS[op](), a.const, b.const, rt or tensor_div)
@@ -1729,9 +1730,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
             self.k.definitions.setdefault(key, Definition(op, (a, b), rt or tensor_div,
                                                           I64 in wide))
             self.note_width(key, wide)
-        pending, self.pending_division = self.pending_division, None
-        if pending is not None and key is not None:
-            self.k.runtime_divisions.setdefault(key, pending)
+        if division is not None and key is not None:
+            self.k.runtime_divisions.setdefault(key, division)
         why = None
         if a is not None and b is not None:
             if op == "*":
@@ -3546,22 +3546,23 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                           f"params: `{self.src(which)}` is not{cast}")
         return (lo, hi, step_c), None
 
-    def note_runtime_division(self, op: str, a: Affine, b: Affine, node, wide) -> None:
+    def runtime_division(self, a: Affine, b: Affine, node, wide) -> Optional[tuple]:
         """A run-time ``//`` or ``%`` by a divisor that is no constant (``N // M``): Triton 3.6
         emits arith.divsi / remsi, undefined (LLVM's sdiv / srem) where the divisor is 0, or
         -1 beside a dividend of the type's least value. Its value is an opaque param, and
         "verified for every value of N_M" held for the launches with M = 0 too (adversarial
         round 58). Where the divisor's domain holds 0, or -1 beside a dividend whose domain
-        holds the least value, the obligation is kept (Program.zero_steps, check
-        division-by-zero) for the verdict to refuse, should the value be a param of the
-        Program (a division only data reads is no protocol)."""
+        holds the least value, the obligation is returned, (location, message, operands), for
+        :meth:`binop` to keep under the quotient's key (Program.zero_steps, check
+        division-by-zero) and the verdict to refuse, should the value be a param of the
+        Program (a division only data reads is no protocol); None otherwise."""
         if isinstance(node, K.BinOp):
             num, div = self.src(node.lhs), self.src(node.rhs)
         elif isinstance(node, K.Op) and len(node.args) == 2:  # tl.cdiv(x, div)
             num, div = f"{self.src(node.args[0])} + {self.src(node.args[1])} - 1", \
                 self.src(node.args[1])
         else:
-            return
+            return None
         blo, bhi = self.bounds(b)
         alo, _ = self.bounds(a)
         least = -2 ** 63 if I64 in wide else -2 ** 31
@@ -3573,12 +3574,13 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                 and (alo is None or alo <= least):
             why = (f"its divisor `{div}` may be -1 where `{num}` may be {least}, whose quotient "
                    f"overflows (undefined on the GPU)")
-        if why is not None:
-            # (with the operands, so that a verdict for --param values the divisor is neither
-            # 0 nor -1 at drops it: passes/verify_protocol.py check_structure)
-            self.pending_division = (node.loc, f"`{self.src(node)}`: {why}; state domains that "
-                                               f"exclude it (`tle.assume({div} >= 1)`)",
-                                     (a, b, least, alo is None or alo <= least))
+        if why is None:
+            return None
+        # (with the operands, so that a verdict for --param values the divisor is neither 0 nor
+        # -1 at drops it: passes/verify_protocol.py check_structure)
+        return (node.loc, f"`{self.src(node)}`: {why}; state domains that exclude it "
+                          f"(`tle.assume({div} >= 1)`)",
+                (a, b, least, alo is None or alo <= least))
 
     def note_runtime_step(self, s: K.For, text: str, step_v: Value) -> None:
         """A loop whose step is computed at run time: Triton builds scf.for from it unchecked,
@@ -3752,8 +3754,6 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
 
     #: how deep the walk is in the bounds of a loop (:meth:`scalar_out_of_range`)
     _in_loop_bound = 0
-    #: a run-time division's obligation, until :meth:`binop` knows its key
-    pending_division: Optional[tuple] = None
     #: whether the walk is in the body of a tl.static_range of no iteration (no statement of
     #: which Triton 3.6 evaluates: :meth:`_s_For`); None in one whose bounds the reading leaves
     #: to constexprs it has no value of (`tl.static_range(C)`), empty for some values
@@ -5094,7 +5094,7 @@ class Ctx(KernelCtx):
         self.zero_steps: list[tuple[Loc, str]] = []
         # run-time `//` / `%` whose divisor may be 0 (or -1 beside a dividend that may be
         # -2^31): key -> (location, message, (dividend, divisor, least)), an obligation where
-        # the key is a param of the Program (Walker.note_runtime_division)
+        # the key is a param of the Program (Walker.runtime_division)
         self.runtime_divisions: dict[str, tuple] = {}
         # run-time loops without events or accesses, for the i32 check (Walker.note_data_loop)
         self.data_loops: list[For] = []
@@ -5364,7 +5364,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     known = {p.name for p in params} | {b.name for b in bases} | {d.name for d in derived}
     endless = tuple(unchecked_data_loops(k, pnames, known))
     # a run-time division whose value the Program reads, by a divisor that may be 0
-    # (note_runtime_division)
+    # (runtime_division)
     division_slots = {key: k.params.by_key.get(("pure", key)) for key in k.runtime_divisions}
     endless += tuple((loc, msg, "division-by-zero",
                       (a.substitute(env_names), b.substitute(env_names), *rest))

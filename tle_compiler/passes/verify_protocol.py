@@ -35,7 +35,7 @@ MAX_CTA_WARPS = 32
 def _division_defined(operands, fixed: dict) -> bool:
     """Whether the run-time division of ``operands`` (dividend, divisor, the type's least
     value, whether the dividend's domain holds it: frontend/protocol.py
-    note_runtime_division), undefined for some values of the params' domains, is defined at
+    runtime_division), undefined for some values of the params' domains, is defined at
     the values ``fixed`` (--param) gives: its divisor fixed to neither 0 nor -1, or to -1 with
     a dividend that cannot be (or is fixed to another value than) the least."""
     a, b, least, may_be_least = operands
