@@ -52,10 +52,41 @@ def test_tle_dump_graph_verifies_for_every_round_count(capsys, path):
     code = main(["--graph", path])
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert "read specialised to BLOCK_H=64, TOPK=2048" in err
+    assert "read specialised to BLOCK_H=64, QTMA=0, TOPK=2048" in err
     assert "# verdict: verified for every value of ROUNDS (every integer ROUNDS)" in out
     assert "split_fp8_producer --kv(kv_r)--> left, right    capacity 2" in out
     assert "left --prob(alpha, probs, sum_exp)--> right    capacity 1" in out
+
+
+@pytest.mark.parametrize("path", [KERNEL, SINK_KERNEL], ids=["plain", "sink"])
+def test_tle_dump_verifies_the_q_copy_by_tma(capsys, path):
+    """With QTMA = 1 the q slot is filled by three TMA boxes and committed with an expect-tx of
+    their 73,728 bytes (one arrive): still verified for every round count."""
+    from tle_compiler.cli.dump import main
+
+    code = main(["-q", "--param", "QTMA=1", path])
+    err = capsys.readouterr().err
+    assert code == 0, err
+    assert "verified for every value of ROUNDS" in err and "QTMA = 1" in err
+    assert main(["--param", "QTMA=1", "--gluon", path]) == 0
+    out = capsys.readouterr().out
+    assert out.count("tma.async_copy_global_to_shared(q_desc, ") == 2
+    assert out.count("tma.async_copy_global_to_shared(q_tail_desc, ") == 1
+    assert "mbarrier.expect(q_full0.index(0), 73728)" in out
+    assert "mbarrier.init(q_full0.index(0), count=1)" in out
+
+
+def test_the_left_releases_q_after_the_items_last_scores(tmp_path, capsys):
+    """The left frees the q slot as soon as an item's last S is computed, so the producer copies
+    the next item's Q while the left finishes the tile; one tile earlier (before that S) is a
+    read of a released slot, which tle-dump rejects."""
+    from tests.test_kernels import kernel_copy
+    from tle_compiler.cli.dump import main
+
+    early = kernel_copy("sparse_decode_split_fp8", tmp_path / "early.py",
+                        [("            if k == NT - 1:\n", "            if k == NT - 2:\n")])
+    assert main(["-q", str(early)]) != 0
+    assert "rejected" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("out_type", ["*bf16", "*fp32"])
@@ -63,6 +94,30 @@ def test_tle_dump_graph_verifies_for_every_round_count(capsys, path):
                                       (smod, "sparse_decode_split_fp8_sink")],
                          ids=["plain", "sink"])
 def test_compiles_for_sm90a_without_spills_or_serialized_wgmmas(mod, name, out_type):
+    check_compiles(mod, name, out_type, qtma=0)
+
+
+@pytest.mark.parametrize("mod,name", [(kmod, "sparse_decode_split_fp8"),
+                                      (smod, "sparse_decode_split_fp8_sink")],
+                         ids=["plain", "sink"])
+def test_the_q_copy_by_tma_compiles_with_at_most_a_few_spilled_bytes(mod, name):
+    """With QTMA = 1 the producer's tile loop is the same code, yet ptxas allocates it
+    differently and (Triton 3.6) spills 12 / 16 bytes there, two or three 32-bit offsets per tile:
+    one reason the gather stays the default (sparse_decode_split_fp8_launch.Q_TMA_BY_DEFAULT).
+    The three boxes are bulk tensor copies; the wgmmas stay asynchronous."""
+    from tle_compiler.lowering import compile_kernel, ptxas_stats
+
+    cfg = mod.DEFAULT_CONFIG
+    compiled = compile_kernel(getattr(mod, name), dict(cfg["signature"]),
+                              dict(cfg["constexprs"], QTMA=1))
+    st = ptxas_stats(compiled)
+    assert st["ok"] and not st["wgmma_serialized"], st["log"]
+    assert st["spill_stores"] <= 16, st["log"]
+    ptx = compiled.asm["ptx"]
+    assert ptx.count("cp.async.bulk.tensor.2d") == 3
+
+
+def check_compiles(mod, name, out_type, qtma):
     """The workers at [192, 160] registers leave the producer 152 (of 3 x 168), enough for a whole
     tile's FP8 bytes in flight; nothing spills and ptxas keeps the wgmmas asynchronous (the sink
     kernel's left too, with its per-tile sink term), with bf16 outputs and with the fp32 ones the
@@ -71,7 +126,7 @@ def test_compiles_for_sm90a_without_spills_or_serialized_wgmmas(mod, name, out_t
 
     cfg = mod.DEFAULT_CONFIG
     compiled = compile_kernel(getattr(mod, name), dict(cfg["signature"], out_ptr=out_type),
-                              dict(cfg["constexprs"]))
+                              dict(cfg["constexprs"], QTMA=qtma))
     # fp32 outputs: the output halves are not rounded to bf16 (only P is: half the bf16x2
     # conversions of the bf16 kernel remain) and are stored as fp32 pairs, not 16-byte bf16 rows
     ptx = compiled.asm["ptx"]
@@ -400,3 +455,82 @@ def test_a_sink_kernel_whose_right_half_ignores_the_sink_fails(emulated, tmp_pat
     x["attn_sink"] = torch.linspace(2.0, 8.0, 64)   # factors well inside (0, 1)
     with pytest.raises(AssertionError, match="elements off|cosine"):
         run_and_check(x, "right without sink")
+
+
+# ------------------------------------------------------------------------------------ Q by TMA
+
+def test_q_tma_rules_and_descriptors(monkeypatch):
+    """The launcher copies Q by TMA where q's rows flatten into [T * h_q, 576] with 16-byte rows
+    (``q_tma_reason``), when Q_TMA, or else TLE_SPARSE_DECODE_QTMA, asks for it (the default is
+    Q_TMA_BY_DEFAULT); asked for on a q it cannot box, it says why. The descriptors view q3 as
+    rows, boxes [64, 256] and [64, 64]; without, q3 stands in their places."""
+    import tle_kernels.sparse_decode_split_fp8_launch as L
+
+    monkeypatch.delenv(L.QTMA_ENV, raising=False)
+    q3 = torch.zeros(3, 128, 576, dtype=torch.bfloat16)
+    assert L.q_tma_reason(q3) is None
+    assert L.use_q_tma(q3) is L.Q_TMA_BY_DEFAULT
+    monkeypatch.setenv(L.QTMA_ENV, "1")
+    assert L.use_q_tma(q3)
+    monkeypatch.setenv(L.QTMA_ENV, "0")
+    assert not L.use_q_tma(q3)
+    monkeypatch.setattr(L, "Q_TMA", True)
+    assert L.use_q_tma(q3)
+    strided = torch.zeros(3, 130, 576, dtype=torch.bfloat16)[:, :128]   # rows do not flatten
+    assert "do not flatten" in L.q_tma_reason(strided)
+    assert L.q_tma_reason(strided[:1]) is None                           # one row: they do
+    assert "not contiguous" in L.q_tma_reason(torch.zeros(3, 576, 64).transpose(1, 2))
+    assert "16-byte" in L.q_tma_reason(torch.zeros(3, 64, 580, dtype=torch.bfloat16)[:, :, :576])
+    with pytest.raises(ValueError, match="cannot copy Q with TMA: .*do not flatten"):
+        L.use_q_tma(strided)
+    desc, tail = L.q_descriptors(q3, True)
+    assert (desc.shape, desc.strides, desc.block_shape) == ([384, 576], [576, 1], [64, 256])
+    assert (tail.shape, tail.block_shape) == ([384, 576], [64, 64])
+    assert L.q_descriptors(q3, False) == (q3, q3)
+
+
+@pytest.fixture
+def q_tma(monkeypatch, emulated):
+    """The emulated kernels with Q copied by TMA boxes (the launcher forced to it)."""
+    import tle_kernels.sparse_decode_split_fp8_launch as L
+
+    monkeypatch.setattr(L, "Q_TMA", True)
+    return emulated
+
+
+@pytest.mark.parametrize("b,s_q,h_q,topk", [(3, 2, 32, 192), (2, 1, 128, 128), (3, 1, 100, 64)],
+                         ids=["h32-sq2", "h128", "h100"])
+def test_q_by_tma_matches_the_reference(q_tma, b, s_q, h_q, topk):
+    """The boxes of a head block past the real heads hold the next token's q rows (h_q 32 / 100)
+    or zeros past q's end (the last token): the real rows match the reference, nothing else is
+    stored (out is [.., h_q, 512] itself, bounds-checked by the emulator)."""
+    x = hostile(b, s_q, h_q, topk, seed=h_q + b)
+    x["indices"][0, 0] = -1
+    out, lse = run_and_check(x, f"q by TMA h_q={h_q}")
+    assert (out[0, 0] == 0).all() and (lse[0, :, 0] == float("inf")).all()
+
+
+def test_q_by_tma_through_a_tail_split_and_with_attn_sink(q_tma, monkeypatch):
+    """Pieces of one token read its q rows in place (q_div > 1: box row (t // q_div) * h_q + h0),
+    and the sink kernel takes the same boxes."""
+    import tle_kernels.head_padding as hp
+
+    q_tma(sms=8)
+    calls = []
+    real = hp.run_split_any_heads
+    monkeypatch.setattr(hp, "run_split_any_heads",
+                        lambda *a, **kw: calls.append(a[-1]) or real(*a, **kw))
+    run_and_check(hostile(1, 2, 64, 2048, seed=7, invalid=0.5), "tail split, q by TMA")
+    assert len(calls) == 1 and calls[0].chunks == 4
+    run_and_check(with_sinks(hostile(2, 2, 32, 128, seed=8), 32, seed=9), "sink, q by TMA")
+
+
+def test_a_q_box_one_row_off_fails(q_tma, tmp_path):
+    """The check sees the rows the boxes copy: boxes starting one row late fail it."""
+    from tests.test_kernels import kernel_copy
+
+    edit = ("            row0 = ((pid_s // q_div) * n_heads + h0).to(tl.int32)\n",
+            "            row0 = ((pid_s // q_div) * n_heads + h0 + 1).to(tl.int32)\n")
+    q_tma(kernel_copy("sparse_decode_split_fp8", tmp_path / "q_off.py", [edit]))
+    with pytest.raises(AssertionError, match="elements off|cosine"):
+        run_and_check(hostile(2, 1, 64, 128, seed=13))

@@ -41,7 +41,16 @@ is a schedule that respects every partition's program order, and every cross edg
 in it: commits of g reach waits of g in tile g; the producer's acquire of kv(g) needs kv(g-2)
 released by both consumers (in tile g-2); the left's acquire of prob(g) needs the right's
 release of prob(g-1). The q pipe is indexed by the item and
-read by the left alone, which releases it after the item's last S.
+read by the left alone, which releases it as soon as the item's last S is computed (before that
+tile's softmax, P·V_L and the item's stores), so that the producer copies the next item's Q and
+goes on to its first tile while the left finishes this one.
+
+Q: gathered by cp.async (rows past the real heads as zeros), or with the constexpr QTMA as three
+TMA boxes ([64, 256] twice and [64, 64]) through descriptors over q viewed as rows [T * h_q, 576]
+(the launcher's ``q_tma_reason`` says when q allows them): one thread issues them, where the
+gather costs each producer thread 36 copies and an arrive. Rows past the real heads are then the
+next token's rows (or zeros past q's end); no real row reads another's scores and their outputs
+are not stored.
 
 Shared memory: q 73,728 B (q_l, q_r 32 KiB each, q_t 8 KiB); kv 2 x 73,792 B (kv_l, kv_r
 32 KiB each, tkv 8 KiB, valid 64 B); prob 8,704 B (P 8 KiB, alpha and l 256 B each);
@@ -76,19 +85,20 @@ from .sparse_mla_common import (BK, D_HALF, D_MAIN, D_TAIL, LN2, LOG2E, head0_of
 
 
 @tle.jit(num_warps=4)
-def sparse_decode_split_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr, lse_ptr,
-                            max_logits_ptr, stride_q_s, stride_q_h, q_div, stride_blk, page,
-                            stride_idx_s, stride_o_s, stride_o_h, stride_l_s, n_tokens,
-                            sm_scale, n_items, n_hb, ROUNDS, n_heads,
-                            TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
+def sparse_decode_split_fp8(q_ptr, q_desc, q_tail_desc, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr,
+                            out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, q_div,
+                            stride_blk, page, stride_idx_s, stride_o_s, stride_o_h, stride_l_s,
+                            n_tokens, sm_scale, n_items, n_hb, ROUNDS, n_heads,
+                            TOPK: tl.constexpr, BLOCK_H: tl.constexpr, QTMA: tl.constexpr):
     NT = TOPK // BK                        # K tiles per item
 
     q, kv, prob = split_pipes(BLOCK_H)
 
     tle.gpu.warp_specialize(
-        [(split_fp8_producer, (q, kv, q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr,
-                               kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens,
-                               n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H)),
+        [(split_fp8_producer, (q, kv, q_ptr, q_desc, q_tail_desc, stride_q_s, stride_q_h, q_div,
+                               kv8_ptr, kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr,
+                               stride_idx_s, n_tokens, n_items, n_hb, n_heads, ROUNDS, NT,
+                               BLOCK_H, QTMA)),
          (left, (q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, max_logits_ptr,
                  stride_l_s, sm_scale, n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H)),
          (right, (kv, prob, out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROUNDS, NT,
@@ -123,11 +133,13 @@ def item_of(r):
     return r * tl.num_programs(0) + tl.program_id(0)
 
 
-def split_fp8_producer(q, kv, q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr,
-                       kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens, n_items, n_hb,
-                       n_heads, ROUNDS, NT, BLOCK_H: tl.constexpr):
+def split_fp8_producer(q, kv, q_ptr, q_desc, q_tail_desc, stride_q_s, stride_q_h, q_div, kv8_ptr,
+                       kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens,
+                       n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H: tl.constexpr,
+                       QTMA: tl.constexpr):
     """Per item: Q (all 576 dims of q row token // q_div, rows past the real heads as zeros: a
-    tail split's q_div pieces of one token, index rows token * q_div + k, share its q row), then
+    tail split's q_div pieces of one token, index rows token * q_div + k, share its q row; with
+    QTMA three TMA boxes, whose rows past the real heads are other rows of q), then
     each 64-token tile whole: its FP8 bytes and scales loaded before the acquire, the RoPE
     values gathered by cp.async right after it, the two NoPE halves dequantized and stored, the
     validity mask."""
@@ -147,12 +159,23 @@ def split_fp8_producer(q, kv, q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv3
         real = head_rows(h0, n_heads, BLOCK_H)[:, None]
         t_next = tl.load(idx_row + offs_k)  # tile 0's indices
         slot = qw.acquire(r)
-        tl.store(tle.gpu.local_ptr(slot.q_l),
-                 tl.load(q_rows + offs_d[None, :], mask=real, other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.q_r),
-                 tl.load(q_rows + D_HALF + offs_d[None, :], mask=real, other=0.0))
-        tl.store(tle.gpu.local_ptr(slot.q_t),
-                 tl.load(q_rows + D_MAIN + offs_t[None, :], mask=real, other=0.0))
+        if QTMA:
+            # boxes [64, 256], [64, 256], [64, 64] of q viewed as rows [T / q_div * h_q, 576]
+            # (the launcher's q_tma_reason: its rows flatten so): the block's heads are
+            # consecutive rows there; rows past the last head are the next token's (or zeros
+            # past q's end), whose scores no real row reads and whose outputs are not stored.
+            # The copies run while the producer goes on to the first tile's bytes.
+            row0 = ((pid_s // q_div) * n_heads + h0).to(tl.int32)
+            tle.gpu.tma_load(slot.q_l, q_desc, [row0, 0])
+            tle.gpu.tma_load(slot.q_r, q_desc, [row0, D_HALF])
+            tle.gpu.tma_load(slot.q_t, q_tail_desc, [row0, D_MAIN])
+        else:
+            tl.store(tle.gpu.local_ptr(slot.q_l),
+                     tl.load(q_rows + offs_d[None, :], mask=real, other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.q_r),
+                     tl.load(q_rows + D_HALF + offs_d[None, :], mask=real, other=0.0))
+            tl.store(tle.gpu.local_ptr(slot.q_t),
+                     tl.load(q_rows + D_MAIN + offs_t[None, :], mask=real, other=0.0))
         qw.commit(r)
         for k in range(NT):
             g = r * NT + k
@@ -233,6 +256,10 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
             s = tile_scores(qres, kres)
 
             m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
+            if k == NT - 1:
+                # the item's last S is done: the producer may copy the next item's Q (and go
+                # on to its first tile) while this tile's softmax, P·V and the stores run
+                qr.release(r)
             alpha, p16, l_i = tile_probs(s, m_i, m_new, l_i, qk_scale)
             m_i = m_new
 
@@ -242,7 +269,6 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
             acc = tle.gpu.scale_rows(acc, alpha)
             acc = tl.dot(p16, tl.load(tle.gpu.local_ptr(kres.slot.kv_l)), acc)
             kr.release(g)  # after P·V_L retired (the module docstring says why here)
-        qr.release(r)  # the item's last S is done: the producer may load the next Q
 
         # A row with no valid index has l_i == 0: out 0, lse +inf, max_logits -inf.
         out = normalized(acc, l_i)
@@ -306,16 +332,20 @@ DEFAULT_CONFIG = {
     # max_logits [T, h_q] fp32; last dims contiguous. stride_blk in bytes. n_heads = h_q (the
     # last head block's rows past it masked).
     "signature": {
-        "q_ptr": "*bf16", "kv8_ptr": "*fp8e4nv", "kv32_ptr": "*fp32", "kv16_ptr": "*bf16",
+        "q_ptr": "*bf16", "q_desc": "tensordesc<bf16[64, 256]>",
+        "q_tail_desc": "tensordesc<bf16[64, 64]>", "kv8_ptr": "*fp8e4nv", "kv32_ptr": "*fp32",
+        "kv16_ptr": "*bf16",
         "idx_ptr": "*i32", "out_ptr": "*bf16", "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
         "stride_q_s": "i32", "stride_q_h": "i32", "q_div": "i32", "stride_blk": "i64",
         "page": "i32",
         "stride_idx_s": "i32", "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
         "n_tokens": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32",
         "ROUNDS": "i32", "n_heads": "i32",
-        "TOPK": "constexpr", "BLOCK_H": "constexpr",
+        "TOPK": "constexpr", "BLOCK_H": "constexpr", "QTMA": "constexpr",
     },
-    "constexprs": {"TOPK": 2048, "BLOCK_H": 64},  # TOPK must be a multiple of BK = 64
+    # TOPK must be a multiple of BK = 64; QTMA: Q copied by TMA boxes (q_desc, q_tail_desc: q
+    # viewed as rows [T * h_q, 576]), else gathered (the descriptors unused)
+    "constexprs": {"TOPK": 2048, "BLOCK_H": 64, "QTMA": 0},
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("programs",),
 }

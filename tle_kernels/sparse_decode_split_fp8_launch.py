@@ -64,6 +64,59 @@ ROUND_SPLIT_MIN_SPEEDUP = 1.04
 BALANCED_MAX_FILL = 0.62
 BALANCE = None
 FP32_OUT = True  # out may be fp32 (sparse_decode_extra.py's partial outputs)
+# Q copied by TMA boxes (the kernels' constexpr QTMA) where q's rows allow it (q_tma_reason):
+# Q_TMA None follows TLE_SPARSE_DECODE_QTMA (0 / 1) if set, else Q_TMA_BY_DEFAULT; True / False
+# force it (A/B runs). The gather stays the default until the copy has run on a GPU.
+QTMA_ENV = "TLE_SPARSE_DECODE_QTMA"
+Q_TMA = None
+Q_TMA_BY_DEFAULT = False
+
+
+def q_tma_reason(q3) -> Optional[str]:
+    """None when the split kernels can copy an item's Q as TMA boxes of q3 [T', h_q, 576] viewed
+    as rows [T' * h_q, 576] (a head block's rows consecutive there), else why not: q3's first two
+    dims must flatten into one with a 16-byte row stride, its last dim contiguous, its base
+    16-byte aligned. Shapes, strides and the data pointer only."""
+    t, h_q, _ = q3.shape
+    if q3.numel() == 0:
+        return "q is empty"
+    if q3.stride(2) != 1:
+        return "q's last dim is not contiguous"
+    if t > 1 and q3.stride(0) != h_q * q3.stride(1):
+        return f"q's (row, head) dims do not flatten into rows (strides {tuple(q3.stride())})"
+    if (q3.stride(1) * q3.element_size()) % 16 != 0 or q3.data_ptr() % 16 != 0:
+        return (f"q's rows are not 16-byte aligned (data_ptr {q3.data_ptr()}, strides "
+                f"{tuple(q3.stride())})")
+    return None
+
+
+def use_q_tma(q3) -> bool:
+    """Whether a launch over q3 copies Q by TMA: ``Q_TMA`` if set (True refused, naming why,
+    where q_tma_reason refuses), else TLE_SPARSE_DECODE_QTMA if set, else Q_TMA_BY_DEFAULT where
+    q_tma_reason allows it."""
+    from .mla_decode_launch import env_switch
+
+    want = Q_TMA if Q_TMA is not None else env_switch(QTMA_ENV)
+    why = q_tma_reason(q3)
+    if want is None:
+        return Q_TMA_BY_DEFAULT and why is None
+    if want and why is not None:
+        raise ValueError(f"split-fp8 cannot copy Q with TMA: {why}")
+    return bool(want)
+
+
+def q_descriptors(q3, q_tma: bool) -> tuple:
+    """The kernels' (q_desc, q_tail_desc): host TMA descriptors over q3 viewed as rows [T' * h_q,
+    576] with boxes [64, 256] and [64, 64] when ``q_tma``, else q3 twice (unused)."""
+    if not q_tma:
+        return q3, q3
+    from triton.tools.tensor_descriptor import TensorDescriptor
+
+    from .sparse_mla_common import D_HALF, D_TAIL
+
+    rows = [q3.shape[0] * q3.shape[1], q3.shape[2]]
+    return tuple(TensorDescriptor(q3, rows, [q3.stride(1), 1], [BLOCK_H, box.value])
+                 for box in (D_HALF, D_TAIL))  # (tl.constexpr widths)
 
 
 def use_balanced(items: int, sms: int, h_q: int) -> bool:
@@ -109,19 +162,22 @@ def run_split_rows(q3, k_cache, idx2, out3, lse2, max_logits, sm_scale: float,
     assert max_logits.stride() == lse2.stride()
     assert q_div >= 1 and q3.shape[0] * q_div == t, (tuple(q3.shape), q_div, t)
     grid, n_items, n_hb, rounds = api.launch_args(t, h_q, api.sm_count(q3.device), BLOCK_H)
-    args = (q3, kv8, kv32, kv16, idx2, out3, lse2, max_logits, q3.stride(0), q3.stride(1), q_div,
-            stride_blk, k_cache.shape[1], idx2.stride(0), out3.stride(0), out3.stride(1),
-            lse2.stride(0), n_tokens, float(sm_scale), n_items, n_hb, rounds)
+    q_tma = use_q_tma(q3)
+    args = (q3, *q_descriptors(q3, q_tma), kv8, kv32, kv16, idx2, out3, lse2, max_logits,
+            q3.stride(0), q3.stride(1), q_div, stride_blk, k_cache.shape[1], idx2.stride(0),
+            out3.stride(0), out3.stride(1), lse2.stride(0), n_tokens, float(sm_scale), n_items,
+            n_hb, rounds)
     # h_q (n_heads) last: the kernels mask the rows of their last head block past it
     if sink is None:
         from . import sparse_decode_split_fp8 as kmod
 
-        kmod.sparse_decode_split_fp8[grid](*args, h_q, TOPK=idx2.shape[-1], BLOCK_H=BLOCK_H)
+        kmod.sparse_decode_split_fp8[grid](*args, h_q, TOPK=idx2.shape[-1], BLOCK_H=BLOCK_H,
+                                           QTMA=int(q_tma))
     else:
         from . import sparse_decode_split_fp8_sink as smod
 
         smod.sparse_decode_split_fp8_sink[grid](*args, sink, h_q, TOPK=idx2.shape[-1],
-                                                BLOCK_H=BLOCK_H)
+                                                BLOCK_H=BLOCK_H, QTMA=int(q_tma))
 
 
 def launch_sparse_split_fp8(q, k_cache, indices, sm_scale: float, is_fp8: bool, out, lse,

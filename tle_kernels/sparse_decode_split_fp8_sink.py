@@ -39,20 +39,22 @@ from .sparse_mla_common import (BK, D_HALF, LN2, LOG2E, head0_of, head_index,
 
 
 @tle.jit(num_warps=4)
-def sparse_decode_split_fp8_sink(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr, lse_ptr,
-                                 max_logits_ptr, stride_q_s, stride_q_h, q_div, stride_blk, page,
-                                 stride_idx_s, stride_o_s, stride_o_h, stride_l_s, n_tokens,
-                                 sm_scale, n_items, n_hb, ROUNDS, attn_sink_ptr, n_heads,
-                                 TOPK: tl.constexpr, BLOCK_H: tl.constexpr):
+def sparse_decode_split_fp8_sink(q_ptr, q_desc, q_tail_desc, kv8_ptr, kv32_ptr, kv16_ptr,
+                                 idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s,
+                                 stride_q_h, q_div, stride_blk, page, stride_idx_s, stride_o_s,
+                                 stride_o_h, stride_l_s, n_tokens, sm_scale, n_items, n_hb,
+                                 ROUNDS, attn_sink_ptr, n_heads, TOPK: tl.constexpr,
+                                 BLOCK_H: tl.constexpr, QTMA: tl.constexpr):
     NT = TOPK // BK                        # K tiles per item
 
     # sparse_decode_split_fp8's pipes, field for field (its producer and right read them)
     q, kv, prob = split_pipes(BLOCK_H)
 
     tle.gpu.warp_specialize(
-        [(split_fp8_producer, (q, kv, q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr,
-                               kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens,
-                               n_items, n_hb, n_heads, ROUNDS, NT, BLOCK_H)),
+        [(split_fp8_producer, (q, kv, q_ptr, q_desc, q_tail_desc, stride_q_s, stride_q_h, q_div,
+                               kv8_ptr, kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr,
+                               stride_idx_s, n_tokens, n_items, n_hb, n_heads, ROUNDS, NT,
+                               BLOCK_H, QTMA)),
          (left, (q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, max_logits_ptr,
                  stride_l_s, attn_sink_ptr, sm_scale, n_items, n_hb, n_heads, ROUNDS, NT,
                  BLOCK_H)),
@@ -108,7 +110,10 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
             acc = tle.gpu.scale_rows(acc, alpha)
             acc = tl.dot(p16, tl.load(tle.gpu.local_ptr(kres.slot.kv_l)), acc)
             kr.release(g)  # after P·V_L retired (sparse_decode_split_fp8's docstring says why)
-        qr.release(r)  # the item's last S is done: the producer may load the next Q
+        # the item's last S is done: the producer may load the next Q (released after the last
+        # tile here, not right after its S as sparse_decode_split_fp8's left does: in this left
+        # that costs registers, and ptxas spills)
+        qr.release(r)
 
         # the denominator the right got with the last tile; a row with no valid index has acc 0
         # (out 0 whatever the sink), lse +inf and max_logits -inf
@@ -133,16 +138,19 @@ DEFAULT_CONFIG = {
     # times, viewed as fp8 / fp32 / bf16; indices [T, topk] int32; out [T, h_q, 512] bf16; lse /
     # max_logits [T, h_q] fp32; last dims contiguous. stride_blk in bytes. n_heads = h_q.
     "signature": {
-        "q_ptr": "*bf16", "kv8_ptr": "*fp8e4nv", "kv32_ptr": "*fp32", "kv16_ptr": "*bf16",
+        "q_ptr": "*bf16", "q_desc": "tensordesc<bf16[64, 256]>",
+        "q_tail_desc": "tensordesc<bf16[64, 64]>", "kv8_ptr": "*fp8e4nv", "kv32_ptr": "*fp32",
+        "kv16_ptr": "*bf16",
         "idx_ptr": "*i32", "out_ptr": "*bf16", "lse_ptr": "*fp32", "max_logits_ptr": "*fp32",
         "stride_q_s": "i32", "stride_q_h": "i32", "q_div": "i32", "stride_blk": "i64",
         "page": "i32",
         "stride_idx_s": "i32", "stride_o_s": "i32", "stride_o_h": "i32", "stride_l_s": "i32",
         "n_tokens": "i32", "sm_scale": "fp32", "n_items": "i32", "n_hb": "i32",
         "ROUNDS": "i32", "attn_sink_ptr": "*fp32", "n_heads": "i32",
-        "TOPK": "constexpr", "BLOCK_H": "constexpr",
+        "TOPK": "constexpr", "BLOCK_H": "constexpr", "QTMA": "constexpr",
     },
-    "constexprs": {"TOPK": 2048, "BLOCK_H": 64},  # TOPK must be a multiple of BK = 64
+    # TOPK must be a multiple of BK = 64; QTMA as sparse_decode_split_fp8's
+    "constexprs": {"TOPK": 2048, "BLOCK_H": 64, "QTMA": 0},
     "num_warps": 4,                  # the producer (default partition)
     "grid": ("programs",),
 }

@@ -40,10 +40,11 @@ def _tle_store_acc(ptrs, x):
 
 
 @gluon.jit
-def split_fp8_producer(q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_q_t, q_full0, q_empty0, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1):
+def split_fp8_producer(q_ptr, q_desc, q_tail_desc, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_q_t, q_full0, q_empty0, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1):
     # partition 'split_fp8_producer': 4 warps (default partition)
     NT: gl.constexpr = 32
     BLOCK_H: gl.constexpr = 64
+    QTMA: gl.constexpr = 0
     L0: gl.constexpr = gl.BlockedLayout([1], [32], [4], [0])
     L1: gl.constexpr = gl.SliceLayout(1, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
     L2: gl.constexpr = gl.SliceLayout(0, gl.BlockedLayout([1, 8], [4, 8], [4, 1], [1, 0]))
@@ -161,6 +162,8 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
             _tile_scores24__t45 = gl.where(_tile_scores24_valid[None, :], _tile_scores24_s, float('-inf'))
             s = _tile_scores24__t45
             m_new = gl.maximum(m_i, (gl.max(s, 1) * qk_scale))
+            if (k == (NT - 1)):
+                mbarrier.arrive(q_empty0.index(0), count=1)
             _tile_probs46_m_use = gl.where((m_new == float('-inf')), 0.0, m_new)
             _tile_probs46_alpha = gl.exp2((m_i - _tile_probs46_m_use))
             _tile_probs46_p = gl.exp2(((s * qk_scale) - _tile_probs46_m_use[:, None]))
@@ -185,7 +188,6 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
             acc, _a7 = warpgroup_mma_wait(0, deps=[acc, _a7])  # kv.release: a wgmma may still read the slot
             mbarrier.arrive(kv_empty0.index(_kv_s9), count=1)
             mbarrier.arrive(kv_empty1.index(_kv_s9), count=1)
-        mbarrier.arrive(q_empty0.index(0), count=1)
         _normalized60_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
         out = (acc * gl.convert_layout(_normalized60_inv_l[:, None], L2))
         if ((h0 + BLOCK_H) <= n_heads):
@@ -246,7 +248,7 @@ def right(out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROUNDS, kv_kv
 
 
 @gluon.jit
-def sparse_decode_split_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, q_div, stride_blk, page, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, n_tokens, sm_scale, n_items, n_hb, ROUNDS, n_heads, TOPK: gl.constexpr, BLOCK_H: gl.constexpr):
+def sparse_decode_split_fp8(q_ptr, q_desc, q_tail_desc, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr, lse_ptr, max_logits_ptr, stride_q_s, stride_q_h, q_div, stride_blk, page, stride_idx_s, stride_o_s, stride_o_h, stride_l_s, n_tokens, sm_scale, n_items, n_hb, ROUNDS, n_heads, TOPK: gl.constexpr, BLOCK_H: gl.constexpr, QTMA: gl.constexpr):
     NT = (TOPK // BK)
     # pipe q: capacity 1
     q_q_l = gl.allocate_shared_memory(gl.bfloat16, [1, 64, 256], gl.NVMMASharedLayout(swizzle_byte_width=128, element_bitwidth=16, rank=2))
@@ -284,7 +286,7 @@ def sparse_decode_split_fp8(q_ptr, kv8_ptr, kv32_ptr, kv16_ptr, idx_ptr, out_ptr
     mbarrier.init(prob_empty0.index(0), count=1)  # prob.empty[g0][0] partition
     fence_async_shared()
     gl.warp_specialize([
-        (split_fp8_producer, (q_ptr, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_q_t, q_full0, q_empty0, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1)),
+        (split_fp8_producer, (q_ptr, q_desc, q_tail_desc, stride_q_s, stride_q_h, q_div, kv8_ptr, kv32_ptr, kv16_ptr, stride_blk, page, idx_ptr, stride_idx_s, n_tokens, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_q_t, q_full0, q_empty0, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1)),
         (left, (out_ptr, stride_o_s, stride_o_h, lse_ptr, max_logits_ptr, stride_l_s, sm_scale, n_items, n_hb, n_heads, ROUNDS, q_q_l, q_q_r, q_q_t, q_full0, q_empty0, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, prob_alpha, prob_probs, prob_sum_exp, prob_full0, prob_empty0)),
         (right, (out_ptr, stride_o_s, stride_o_h, n_items, n_hb, n_heads, ROUNDS, kv_kv_l, kv_kv_r, kv_tkv, kv_valid, kv_full0, kv_empty0, kv_full1, kv_empty1, prob_alpha, prob_probs, prob_sum_exp, prob_full0, prob_empty0)),
     ], [4, 4], [192, 160])
