@@ -141,3 +141,100 @@ def test_the_printed_protocol_reads_back_with_the_kernels_verdict(tmp_path, caps
     assert got == code, err
     if code:
         assert "[division-by-zero]" in err, err
+
+
+# ------------------------------------------------ A2: a select on a signed float literal
+
+@pytest.mark.parametrize("value, picks", [("-0.0", "2"), ("-(0.0)", "2"), ("- -0.0", "2"),
+                                          ("+0.0", "2"), ("-0.5", "N"), ("-(-0.5)", "N"),
+                                          ("-1e-50", "N")])
+def test_triton_selects_on_a_signed_float_by_its_truth(tmp_path, monkeypatch, value, picks):
+    body = f"f = {value}\nn = N if f else 2\nfor i in range(n):\n    tl.store(x_ptr + i, 1.0)"
+    ttir = triton_ttir(tmp_path, monkeypatch, triton_k(body), "r59fsel")
+    bound = "%N" if picks == "N" else "%c2_i32"
+    assert f"scf.for %i = %c0_i32 to {bound} step" in ttir, ttir
+
+
+@pytest.mark.parametrize("value, want", [
+    ("-0.5", "verified"), ("-(-0.5)", "verified"), ("-1e-50", "verified"),
+    ("-0.0", ("rejected", "never commits")), ("-(0.0)", ("rejected", "never commits")),
+    ("- -0.0", ("rejected", "never commits")), ("+0.0", ("rejected", "never commits"))])
+def test_a_select_on_a_signed_float_reads_its_truth(tmp_path, capsys, value, want):
+    """`f = -0.0; n = N if f else 2` (or `-0.5`) was refused as a non-affine loop bound: the
+    unary minus of a float was an opaque value, where round 58 read a float literal's truth;
+    -0.0 is false (the writer's two windows against the reader's N), -0.5 true."""
+    writer = f"f = {value}\nn = N if f else 2\n" + WRITER.replace("range(N)", "range(n)")
+    code, err = dump(tmp_path, capsys, kernel(writer, READER))
+    expect(code, err, want)
+
+
+@pytest.mark.parametrize("prelude, picks", [("g = 0.5\nf = -g\ng = 0.0\n", "N"),
+                                            ("g = 0.0\nf = -g\ng = 0.5\n", "2")])
+def test_the_negation_of_a_name_bound_to_a_float(tmp_path, capsys, monkeypatch, prelude, picks):
+    """`g = 0.5; f = -g` (g rebound after): Triton negates the fp32 tensor g was, and the select
+    reads f's value then; the walk folds `-` of a float constant to the float it is."""
+    body = prelude + "n = N if f else 2\nfor i in range(n):\n    tl.store(x_ptr + i, 1.0)"
+    ttir = triton_ttir(tmp_path, monkeypatch, triton_k(body), "r59fneg")
+    bound = "%N" if picks == "N" else "%c2_i32"
+    assert f"scf.for %i = %c0_i32 to {bound} step" in ttir, ttir
+    writer = prelude + "n = N if f else 2\n" + WRITER.replace("range(N)", "range(n)")
+    code, err = dump(tmp_path, capsys, kernel(writer, READER))
+    expect(code, err, "verified" if picks == "N" else ("rejected", "never commits"))
+
+
+def test_a_signed_float_as_the_test_itself_is_refused_as_triton_does(tmp_path, capsys,
+                                                                      monkeypatch):
+    """Held: `N if -0.5 else 2` (a compile-time float as the test): Triton refuses it."""
+    body = "n = N if -0.5 else 2\nfor i in range(n):\n    tl.store(x_ptr + i, 1.0)"
+    assert triton_compile_error(tmp_path, monkeypatch, triton_k(body), "r59fdir") is not None
+    writer = "n = N if -0.5 else 2\n" + WRITER.replace("range(N)", "range(n)")
+    code, err = dump(tmp_path, capsys, kernel(writer, READER))
+    expect(code, err, ("rejected", "compile-time float -0.5"))
+
+
+# ------------------------------------------- A3: a min / max the i32 domains decide
+
+@pytest.mark.parametrize("wbound, rbound, assume, want", [
+    ("tl.minimum(N, 2**31 - 1)", "N", "", "verified"),
+    ("min(N, 2**31 - 1)", "N", "", "verified"),
+    ("tl.where(N < 2**31 - 1, N, 2**31 - 1)", "N", "", "verified"),
+    ("tl.maximum(N, 0)", "N", "", "verified"),
+    ("tl.minimum(N, N)", "N", "", "verified"),
+    ("tl.maximum(N, 3)", "N", "tle.assume(N >= 3)", "verified"),
+    ("tl.maximum(N - 5, -2**31)", "N - 5", "", "verified"),
+    ("tl.minimum(N, 2**31 - 1)", "tl.minimum(N, 2**31 - 1)", "", "verified"),
+    # not decided by the domains: a bound, an unknown or a refusal, never `verified`
+    ("tl.maximum(N, 4)", "N", "tle.assume(N >= 3)", ("rejected", "maximum_N_4=4")),
+    ("tl.minimum(N, 100)", "N", "", ("rejected", "minimum_N_100=100")),
+    ("tl.minimum(N, 2**31 - 2)", "N", "", ("unknown",)),
+    ("tl.minimum(N, 2**31)", "N", "", ("unknown",)),
+])
+def test_a_min_or_max_its_operands_domains_decide(tmp_path, capsys, wbound, rbound, assume,
+                                                   want):
+    """`tl.minimum(N, 2**31 - 1)` against N (N an i32: it is always N) was "unknown" (a derived
+    param checked as independent of N, whose fault at 0 against N = 1 no N gives), as was
+    `tl.maximum(N, 0)` under N >= 0 ("bounded"): the walk now reads the operand the domains
+    always choose; `2**31 - 2` (N = 2^31 - 1 is below it) stays a derived param."""
+    writer = loop(f"for p in range({wbound}):", put("p"))
+    reader = loop(f"for p in range({rbound}):", get("p"))
+    code, err = dump(tmp_path, capsys, kernel(writer, reader, body=assume + "\n"))
+    if want == ("unknown",):
+        assert code == 3 and ": verified for " not in err, err
+    else:
+        expect(code, err, want)
+
+
+def test_a_min_of_a_param_of_any_sign_stays_a_derived_param(tmp_path, capsys):
+    """Held: without `tle.assume(N >= 0)`, `tl.maximum(N, 0)` against N differs at N < 0 (the
+    writer's none against the reader's none: equal) - but `tl.maximum(N, 1)` differs at N = 0."""
+    text = kernel(loop("for p in range(tl.maximum(N, 1)):", put("p")), READER)
+    text = text.replace("    tle.assume(N >= 0)\n", "")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "maximum_N_1=1"))
+
+
+def test_the_decided_minimum_lowers_to_its_events(tmp_path):
+    from .adversarial_oracles import lowers_to_its_events
+    path = tmp_path / "kernel.py"
+    path.write_text(kernel(loop("for p in range(tl.minimum(N, 2**31 - 1)):", put("p")), READER))
+    lowers_to_its_events(path)
