@@ -1,5 +1,54 @@
 """A fifty-ninth adversarial round (adversarial round 59): round 58's open item (a `.pipe`
-file's run-time division by a param that may be 0), then DOCSTRING_REST
+file's run-time division by a param that may be 0) and leads (a select on `-0.0`, a
+`tl.minimum(N, 2**31 - 1)` trip count), then while loops, early returns, helpers called twice,
+static ranges of constexpr expressions, param steps, `%` / `//` indices, releases in branches.
+Each case is a small kernel read by tle-dump's main(); where it is about what Triton 3.6 does, a
+plain ``@triton.jit`` kernel is compiled for sm_90a on the CPU (tests/adversarial_oracles.py).
+
+A false verdict, fixed:
+
+- a `.pipe` file's ``def N_M = N // M`` (or ``%``, a divisor such as ``M % 4`` or ``min(M,
+  1)``) over ``base M any`` was "verified for every value of N_M (every integer N_M)", the
+  launches with M = 0 (and M = -1 beside N = -2^31) included, where the GPU's arith.divsi is
+  undefined; a Python kernel of the same division is rejected since round 58, and its printed
+  protocol read back verified. FIXED: the .pipe reader keeps the same obligation for each
+  run-time division of a definition whose divisor the `param` / `base` domains let be 0, or -1
+  beside a dividend that may be the type's least value (interval arithmetic: ir/derived.py
+  ``undefined_divisions``, ir/parser.py ``division_obligations``); the verdict rejects it at
+  the `def`'s line (check division-by-zero) unless --param fixes the divisor where it is
+  defined. A `constexpr(...)` definition (Python's division, at compile time) is left out.
+  (tests/test_adversarial_cli_4.py's `N // (N - 3)`, read as "bounded" before, is now refused.)
+
+False refusals, fixed:
+
+- ``f = -0.0; n = N if f else 2`` (and ``-0.5``, ``-(0.0)``, ``- -0.0``, ``+0.0``, ``g = 0.5;
+  f = -g``): Triton 3.6 folds the sign and selects by the float's truth (-0.0 is false), but
+  the walk left ``-`` of a float an opaque value, so the bound was refused as non-affine
+  (FIXED: protocol.py ``unary`` folds ``-`` / ``+`` of a float constant).
+- ``tl.minimum(N, 2**31 - 1)`` against ``N`` ("unknown"), ``tl.maximum(N, 0)`` under N >= 0
+  and ``tl.minimum(N, N)`` ("bounded"): a derived param checked as independent of N, whose
+  faults need values no N gives. Never `verified` wrongly; now exact: a run-time i32 min / max
+  whose operands' i32 domains decide it is that operand (FIXED: protocol.py
+  ``decided_extremum``; ``2**31 - 2``, ``2**31`` (i64), ``tl.maximum(N, 4)`` under N >= 3 stay
+  what they were).
+
+Checked and held: ``N if -0.5 else 2`` (a compile-time float test) is refused as Triton
+refuses it; ``-0.0 == 0`` and ``-0.0 < 0`` read as Triton compares; `while` loops with events,
+an early `return` before events, `p % C` / `p // C` indices and indices computed from two loop
+variables are refused (unsupported, as documented); an early `return` after the last event,
+a release in both branches of an affine `if`, a helper performing a window called twice an
+iteration (bounded; with one index twice: rejected), a release skipped at the last index or
+under a constexpr, a static_range of constexpr expressions whose count differs from the
+reader's, a two-reader pipe whose reader holds two tiles (spmc.py's `vsum` releasing `ck - 2`:
+rejected) and one whose last release tests `N > 0` against `NK = tl.cdiv(N, 64)` (bounded,
+never verified): each verdict true; `tl.maximum` of a u8 load and -1 is an i32 maxsi in Triton,
+as read.
+
+Left open: a `.pipe` definition whose divisor may be -1 only where the dividend cannot be the
+least value (`N // (N - 3)` over `param N any <= 2`) is refused, as the Python frontend refuses
+it: the intervals of divisor and dividend are taken independently. A condition on data whose
+branches perform the same events (`if tl.load(p) > 0: r.release(i) else: r.release(i)`) is
+refused (non-affine-if), a documented limit.
 """
 
 from __future__ import annotations
@@ -238,3 +287,75 @@ def test_the_decided_minimum_lowers_to_its_events(tmp_path):
     path = tmp_path / "kernel.py"
     path.write_text(kernel(loop("for p in range(tl.minimum(N, 2**31 - 1)):", put("p")), READER))
     lowers_to_its_events(path)
+
+
+def test_the_pipe_division_in_json(tmp_path, capsys):
+    """--format json: exit 1, verdict rejected, one diagnostic at the `def` line with the check."""
+    import json
+
+    from .adversarial_support import run_dump
+    path = tmp_path / "kernel.pipe"
+    path.write_text(_pipe())
+    code, out, _ = run_dump(capsys, "--format", "json", str(path))
+    obj = json.loads(out)
+    (k,) = obj["kernels"]
+    assert code == obj["exit_code"] == k["exit_code"] == 1 and k["verdict"] == "rejected", obj
+    (d,) = k["diagnostics"]
+    assert d["line"] == 5 and d["check"] == "division-by-zero", d
+
+
+# --------------------------------------------- A2b: comparisons of a signed float
+
+@pytest.mark.parametrize("prelude, picks", [("f = -0.0\nn = N if f == 0 else 2", "N"),
+                                            ("f = -0.0\nn = N if f < 0 else 2", "2"),
+                                            ("f = -(0.5)\nn = N if f < 0 else 2", "N")])
+def test_a_comparison_of_a_signed_float(tmp_path, capsys, monkeypatch, prelude, picks):
+    """Held (and checked against Triton): -0.0 equals 0 and is not below it; -(0.5) is."""
+    body = prelude + "\nfor i in range(n):\n    tl.store(x_ptr + i, 1.0)"
+    ttir = triton_ttir(tmp_path, monkeypatch, triton_k(body), "r59fcmp")
+    bound = "%N" if picks == "N" else "%c2_i32"
+    assert f"scf.for %i = %c0_i32 to {bound} step" in ttir, ttir
+    writer = prelude + "\n" + WRITER.replace("range(N)", "range(n)")
+    code, err = dump(tmp_path, capsys, kernel(writer, READER))
+    expect(code, err, "verified" if picks == "N" else ("rejected", "never commits"))
+
+
+# ----------------------------------------------------------------- B: held cases
+
+HELP_W = '''
+
+def push(w, x_ptr, i):
+    s = w.acquire(i)
+    tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+    w.commit(i)
+'''
+
+
+@pytest.mark.parametrize("writer, reader, extra, want", [
+    # a helper that performs a window, called twice an iteration (two indices; one twice)
+    (loop("for p in range(N):", "push(w, x_ptr, 2 * p)\npush(w, x_ptr, 2 * p + 1)"),
+     loop("for p in range(2 * N):", get("p")), HELP_W, ("bounded",)),
+    (loop("for p in range(N):", "push(w, x_ptr, 2 * p)\npush(w, x_ptr, 2 * p)"),
+     loop("for p in range(2 * N):", get("p")), HELP_W, ("rejected", "never commits")),
+    # an early `return` after the last event, and one before events
+    (WRITER + "return\n", READER, "", "verified"),
+    ("if N > 5:\n    return\n" + WRITER, READER, "", ("rejected", "early `return`")),
+    # a release in both branches of an affine `if`; a release skipped at the last index
+    (WRITER, loop("for p in range(N):", "res = r.wait(p)\nif p % 2 == 0:\n    "
+                  "tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))"
+                  "\n    r.release(p)\nelse:\n    r.release(p)"), "", "verified"),
+    (WRITER, loop("for p in range(N):", "res = r.wait(p)\nif p < N - 1:\n    r.release(p)"), "",
+     ("rejected", "never releases")),
+    # a release under a constexpr the generic reading leaves open (C = 0 skips it)
+    (WRITER, loop("for p in range(N):", "res = r.wait(p)\nif C > 3:\n    r.release(p)"), "",
+     ("rejected", "never releases")),
+    # a static_range of constexpr expressions against the writer's count
+    (loop("for j in tl.static_range(C // 2, C):", put("j - C // 2")),
+     loop("for j in range(C // 2):", get("j")), "", ("rejected", "never waits")),
+])
+def test_held(tmp_path, capsys, writer, reader, extra, want):
+    code, err = dump(tmp_path, capsys, kernel(writer, reader, extra=extra))
+    if want == ("bounded",):
+        assert code == 3 and ": verified for " not in err, err
+    else:
+        expect(code, err, want)

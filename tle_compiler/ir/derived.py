@@ -410,5 +410,6 @@ def derive_on_gpu(derived: tuple[Derived, ...], base: Mapping[str, int],
     return env, wrapped
 
 
-__all__ = ["BINARY_OPS", "FUNCTIONS", "WIDEN", "Bounds", "Definition", "Derived", "LaunchWidthError",
-           "affine_bounds", "bounds_of", "derive", "derive_on_gpu", "undefined_divisions", "wrap"]
+__all__ = ["BINARY_OPS", "FUNCTIONS", "WIDEN", "Bounds", "Definition", "Derived",
+           "LaunchWidthError", "affine_bounds", "bounds_of", "derive", "derive_on_gpu",
+           "undefined_divisions", "wrap"]
