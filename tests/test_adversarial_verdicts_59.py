@@ -28,7 +28,8 @@ False refusals, fixed:
 - ``tl.minimum(N, 2**31 - 1)`` against ``N`` ("unknown"), ``tl.maximum(N, 0)`` under N >= 0
   and ``tl.minimum(N, N)`` ("bounded"): a derived param checked as independent of N, whose
   faults need values no N gives. Never `verified` wrongly; now exact: a run-time i32 min / max
-  whose operands' i32 domains decide it is that operand (FIXED: protocol.py
+  of kernel arguments and loop variables whose operands' i32 domains decide it is that operand
+  (FIXED: protocol.py
   ``decided_extremum``; ``2**31 - 2``, ``2**31`` (i64), ``tl.maximum(N, 4)`` under N >= 3 stay
   what they were).
 
@@ -44,7 +45,9 @@ rejected) and one whose last release tests `N > 0` against `NK = tl.cdiv(N, 64)`
 never verified): each verdict true; `tl.maximum` of a u8 load and -1 is an i32 maxsi in Triton,
 as read.
 
-Left open: a `.pipe` definition whose divisor may be -1 only where the dividend cannot be the
+Left open: a min / max decided over params the kernel computes (`tl.maximum(x_hi - x_lo, 0)`
+of mla_decode_seesaw.py at RUN = 1, x_lo = 0 and x_hi >= 1) stays a derived param (its operand
+would become a param the lowered kernel's prologue does not hold). A `.pipe` definition whose divisor may be -1 only where the dividend cannot be the
 least value (`N // (N - 3)` over `param N any <= 2`) is refused, as the Python frontend refuses
 it: the intervals of divisor and dividend are taken independently. A condition on data whose
 branches perform the same events (`if tl.load(p) > 0: r.release(i) else: r.release(i)`) is

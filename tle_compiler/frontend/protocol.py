@@ -3019,13 +3019,22 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         always yields, from the i32 values its operands take in their domains: that operand
         itself, exactly, where it was a derived param checked as independent of N, which the
         verdict could only bound (adversarial round 59). None where the domains do not decide
-        it, an operand is not affine, or not itself a run-time value (a constant result is
-        still a tensor in Triton), or the operation is in i64."""
+        it, an operand is not affine or names a param other than a kernel argument, or is not
+        itself a run-time value (a constant result is still a tensor in Triton), or the
+        operation is in i64."""
         if name not in SYMMETRIC_OPS or len(args) != 2 or wide:
             return None
         operands = [self.as_aff(a) for a in args]
         if any(o is None for o in operands):
             return None
+        # only over kernel arguments and loop variables: a param the kernel computes (a load,
+        # `x_hi` of mla_decode_seesaw.py at RUN = 1) would become the protocol's param in the
+        # place of the min / max, a value the lowered kernel's prologue need not hold
+        for o in operands:
+            for v in o.variables:
+                slot = self.k.params.by_placeholder.get(v) if is_placeholder(v) else None
+                if is_placeholder(v) and (slot is None or not slot.arg):
+                    return None
         if operands[0] == operands[1] and self.is_runtime(args[0]):
             return args[0]
         spans = [(self.I32_MIN, self.I32_MAX) if self.may_wrap(o) else self.i32_bounds(o)
