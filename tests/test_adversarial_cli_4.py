@@ -20,8 +20,10 @@ Wrong before, fixed (input -> before; now):
 - `def M = N // 0` (or `% 0`, `N // (N - N)`, `N % min(0, 1)`, a shift or power by a constant
   outside [0, 64]) in a .pipe -> read, "bounded ... only for N in {}" (exit 3), a claim over no
   value; now unusable input at the definition's line (exit 2), saying no launch gives it. A
-  divisor that is 0 only at some values (`N // (N - 3)`) is read: the claim's values (JSON
-  "checked") leave N = 3 out (it stops below the first such value, passes/sweep.py).
+  divisor that is 0 only at some values (`N // (N - 3)`) was read, the claim's values (JSON
+  "checked") leaving N = 3 out (it stops below the first such value, passes/sweep.py); since
+  adversarial round 59 it is refused at its `def` (division-by-zero) unless the domains leave
+  such values out, as a Python kernel's run-time division is (round 58).
 - the report of mla_decode_pipe.py / mla_decode_seesaw.py (read specialised to BLOCK_H = 64,
   TMA = 0) read back without "with BLOCK_H = 64, TMA = 0 (read specialised)": the .pipe form had
   no way to say which constexprs the protocol was read with. Now the report writes
@@ -133,22 +135,30 @@ def test_parse_module_refuses_it_with_its_location():
                                         "N + (N % (3 - N)) * 0"])
 @pytest.mark.parametrize("upper", ["", " <= 5"])
 def test_a_divisor_zero_at_some_values_claims_none_of_them(tmp_path, definition, upper):
-    """A divisor that is 0 only at N = 3 is read (a kernel may compute it; the launch with N = 3
-    faults). The verdict claims nothing at N = 3: its values checked ("checked" in the JSON,
-    "only for N in ..." in the text) leave N = 3 out; where the reader waits N indices whenever
-    M is defined the claim is the values below it (bounded, exit 3), never "proved" over a
-    domain that holds 3, and the rejection of `N // (N - 3)` (M != N at N = 1) stays one."""
+    """A divisor that is 0 only at N = 3 was read, the verdict leaving N = 3 out of its values
+    (bounded); since adversarial round 59 a run-time division whose divisor the domains let be 0
+    is refused at its `def` (check division-by-zero), as a Python kernel's is (round 58): the
+    launch with N = 3 is undefined on the GPU."""
     text = RING.format(definition=definition).replace("param N\n", f"param N{upper}\n")
     path = write(tmp_path, "v.pipe", text)
     code, obj, _ = dump_json(path)
     (k,) = obj["kernels"]
-    if "* 0" in definition:
-        assert code == 3 and k["verdict"] == "bounded", k
-        lo, hi = map(int, re.fullmatch(r"\[(-?\d+), (-?\d+)\]", k["checked"]["N"]).groups())
-        assert not lo <= 3 <= hi, k
-        assert k["scope"] == f"N in [{lo}, {hi}]"
-    else:
-        assert code == 1 and k["verdict"] == "rejected", k
+    assert code == 1 and k["verdict"] == "rejected", k
+    code, _, err = dump(path)
+    assert code == 1 and f"{path}:4: error: 'def M = " in err and "[division-by-zero]" in err, err
+
+
+@pytest.mark.parametrize("lower", [" >= 4", " >= -100 <= 2"])
+def test_a_domain_without_the_zero_divisor_claims_its_values(tmp_path, lower):
+    """The domain that leaves N = 3 out: the division is defined at each value, and the claim is
+    the values checked (bounded, exit 3), the rejection at the `def` gone."""
+    text = RING.format(definition="N + (N // (N - 3)) * 0").replace("param N\n",
+                                                                     f"param N{lower}\n")
+    code, obj, _ = dump_json(write(tmp_path, "v.pipe", text))
+    (k,) = obj["kernels"]
+    assert code == 3 and k["verdict"] == "bounded", k
+    lo, hi = map(int, re.fullmatch(r"\[(-?\d+), (-?\d+)\]", k["checked"]["N"]).groups())
+    assert not lo <= 3 <= hi, k
 
 
 # ------------------------------------------------ 1b: read specialised, read back
@@ -534,7 +544,7 @@ def test_param_spellings(tmp_path, value, code, words):
     assert dump_json("--param", value, path)[0] == code
 
 
-BOUNDED_PIPE = RING.format(definition="N + (N // (N - 3)) * 0")
+BOUNDED_PIPE = RING.format(definition="N + (N // (N + 1)) * 0")
 
 
 @pytest.mark.parametrize("kinds, code", [

@@ -26,7 +26,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tle_compiler.diagnostics import TleError
-from tle_compiler.ir.derived import BINARY_OPS, WIDEN, Definition, Derived, derive
+from tle_compiler.ir.derived import (BINARY_OPS, WIDEN, Definition, Derived, derive,
+                                     undefined_divisions)
 from tle_compiler.ir.expr import Affine
 from tle_compiler.ir.nodes import Event, For, Param, Partition, Pipe, Program
 from tle_compiler.ir.parser import parse_file, parse_module
@@ -272,7 +273,16 @@ def test_random_definitions_keep_their_verdict(definition, base):
     else:
         prog = program(derived, (Param("N", None, max=64), Param("M", None)))
     back = round_trip(prog)
-    want, got = verify(prog, budget=20000), verify(back, budget=20000)
+    got = verify(back, budget=20000)
+    domains = {p.name: (p.min, p.max) for p in (*prog.params, *prog.bases)}
+    if undefined_divisions(derived, domains):
+        # a run-time division the domains let be undefined (a divisor that may be 0): the text
+        # read back is refused at its `def` (adversarial round 59), which the Program built
+        # here, without the reader's obligations, is not
+        assert got.verdict().kind == "rejected"
+        assert any(e.check == "division-by-zero" for e in got.errors), got.errors
+        return
+    want = verify(prog, budget=20000)
     assert str(got.verdict()) == str(want.verdict())
     assert [e.message for e in got.errors] == [e.message for e in want.errors]
 

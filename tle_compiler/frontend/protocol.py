@@ -1276,6 +1276,11 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                                     f"in i1 (`-True` is True there, widened to 1, and `~True` "
                                     f"is False; Python's -1 and -2); write "
                                     f"`{e.op}({self.int_src(e.operand)})`", unmodelled=True)
+        if e.op in ("-", "+") and isinstance(v, Const) and type(v.value) is float:
+            # `-0.5`, `-g` of `g = 0.5`: the float Triton 3.6 computes (a constexpr, or an fp32 /
+            # fp64 tensor of that value), -0.0 keeping its sign (an opaque value until
+            # adversarial round 59, so `f = -0.5; N if f else 2` was a non-affine bound)
+            return Const(-v.value if e.op == "-" else v.value)
         a = self.as_aff(v) if isinstance(v, (Aff, KernelArg, Sym)) else None
         if a is not None and e.op == "-":
             return Aff(-a, self.is_runtime(v), self.width(v))
@@ -2407,7 +2412,8 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         if decided is None and isinstance(tested, Const) and isinstance(tested.value, float):
             # a float (`f = 0.5`, which Triton 3.6 makes an fp32 or fp64 tensor it casts to an
             # int1 by `!= 0`, an fp32 only where the value stays nonzero in it): Python's
-            # truth, NaN included (refused as non-affine until adversarial round 58)
+            # truth, NaN included (refused as non-affine until adversarial round 58), -0.0
+            # false as 0.0 is (`unary` folds `-0.0`: round 59)
             decided = int(bool(tested.value))
         if decided is None and not self.python_number(test):
             # a select of two tensors: Triton makes one of a number operand
@@ -2982,6 +2988,9 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                     args = promoted
                     wide = frozenset().union(*(self.width(a) for a in args))
                     keys = [self.key_of(a) for a in args]
+                    chosen = self.decided_extremum(name, args, wide)
+                    if chosen is not None:
+                        return chosen
                 if name in SYMMETRIC_OPS:
                     keys = sorted(keys)  # tl.minimum(D, N) is tl.minimum(N, D)
                 # a builtin applied to runtime values and to constexprs is two values (its
@@ -3003,6 +3012,39 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
                         self.note_function_domain(key, name, operands, rt, I64 in wide)
                 return Data(node=node, key=key, runtime=rt, wide=wide)
         return self.unmodelled_of([*args, *kwargs.values()], node) or Data(node=node)
+
+    def decided_extremum(self, name: str, args: list, wide: frozenset) -> Optional[Value]:
+        """The operand a run-time i32 ``min`` / ``max`` of two values (``tl.minimum(N,
+        2**31 - 1)``, ``tl.maximum(N, 0)`` under ``tle.assume(N >= 0)``, ``tl.minimum(N, N)``)
+        always yields, from the i32 values its operands take in their domains: that operand
+        itself, exactly, where it was a derived param checked as independent of N, which the
+        verdict could only bound (adversarial round 59). None where the domains do not decide
+        it, an operand is not affine or names a param other than a kernel argument, or is not
+        itself a run-time value (a constant result is still a tensor in Triton), or the
+        operation is in i64."""
+        if name not in SYMMETRIC_OPS or len(args) != 2 or wide:
+            return None
+        operands = [self.as_aff(a) for a in args]
+        if any(o is None for o in operands):
+            return None
+        # only over kernel arguments and loop variables: a param the kernel computes (a load,
+        # `x_hi` of mla_decode_seesaw.py at RUN = 1) would become the protocol's param in the
+        # place of the min / max, a value the lowered kernel's prologue need not hold
+        for o in operands:
+            for v in o.variables:
+                slot = self.k.params.by_placeholder.get(v) if is_placeholder(v) else None
+                if is_placeholder(v) and (slot is None or not slot.arg):
+                    return None
+        if operands[0] == operands[1] and self.is_runtime(args[0]):
+            return args[0]
+        spans = [(self.I32_MIN, self.I32_MAX) if self.may_wrap(o) else self.i32_bounds(o)
+                 for o in operands]
+        low = name in ("min", "minimum")
+        for i in (0, 1):
+            (lo, hi), (olo, ohi) = spans[i], spans[1 - i]
+            if (hi <= olo if low else lo >= ohi) and self.is_runtime(args[i]):
+                return args[i]
+        return None
 
     def cdiv(self, x: Value, div: Value, node) -> Value:
         """``tl.cdiv(x, div)`` (and the host's ``triton.cdiv``) as Triton defines it,

@@ -208,6 +208,110 @@ def quotient_bounds(op: str, lo: Optional[int], hi: Optional[int], c: int, c_sem
     return (-(c - 1), c - 1)
 
 
+Bounds = tuple[Optional[int], Optional[int]]  # an interval; None is an open end
+
+
+def _add(a: Bounds, b: Bounds, sign: int = 1) -> Bounds:
+    lo_b, hi_b = (b[0], b[1]) if sign > 0 else (
+        None if b[1] is None else -b[1], None if b[0] is None else -b[0])
+    return (None if a[0] is None or lo_b is None else a[0] + lo_b,
+            None if a[1] is None or hi_b is None else a[1] + hi_b)
+
+
+def _scale(a: Bounds, k: int) -> Bounds:
+    if k == 0:
+        return (0, 0)
+    lo, hi = (None if a[0] is None else a[0] * k), (None if a[1] is None else a[1] * k)
+    return (lo, hi) if k > 0 else (hi, lo)
+
+
+def affine_bounds(a: Affine, domains: Mapping[str, Bounds]) -> Bounds:
+    out: Bounds = (a.const, a.const)
+    for name, k in a.terms:
+        out = _add(out, _scale(domains.get(name, (None, None)), k))
+    return out
+
+
+def bounds_of(d: Definition, domains: Mapping[str, Bounds]) -> Bounds:
+    """The values ``d`` can take when each param it names ranges over its interval in
+    ``domains`` (absent: every integer), as far as interval arithmetic tells: sums, products by
+    a constant, quotients and remainders by a positive constant (C's or Python's: both are
+    non-decreasing in the dividend), min, max and abs; anything else every integer."""
+    xs = [bounds_of(a, domains) if isinstance(a, Definition) else affine_bounds(a, domains)
+          for a in d.args]
+    const = [a.const if isinstance(a, Affine) and a.is_const else None for a in d.args]
+    if d.op == WIDEN:
+        return xs[0]
+    if d.op in ("+", "-"):
+        return _add(xs[0], xs[1], 1 if d.op == "+" else -1)
+    if d.op == "*" and (const[0] is not None or const[1] is not None):
+        return _scale(xs[1], const[0]) if const[0] is not None else _scale(xs[0], const[1])
+    if d.op in ("min", "minimum", "max", "maximum"):
+        pick = min if d.op in ("min", "minimum") else max
+        los, his = [x[0] for x in xs], [x[1] for x in xs]
+        if pick is min:
+            return (None if None in los else min(los),
+                    min(h for h in his if h is not None) if any(h is not None for h in his)
+                    else None)
+        return (max(lo for lo in los if lo is not None) if any(lo is not None for lo in los)
+                else None, None if None in his else max(his))
+    if d.op == "abs":
+        lo, hi = xs[0]
+        if lo is not None and lo >= 0:
+            return (lo, hi)
+        if hi is not None and hi <= 0:
+            return (-hi, None if lo is None else -lo)
+        return (0, None if lo is None or hi is None else max(-lo, hi))
+    if d.op in ("//", "%") and const[1] is not None and const[1] > 0:
+        return quotient_bounds(d.op, *xs[0], const[1], d.c)
+    return (None, None)
+
+
+
+def undefined_divisions(derived: tuple["Derived", ...], domains: Mapping[str, Bounds]
+                        ) -> list[tuple["Derived", "Definition", str, tuple]]:
+    """The run-time ``//`` and ``%`` (``Definition.c``) in the definitions of ``derived`` that
+    some values of the params' ``domains`` leave undefined on the GPU: a divisor whose interval
+    (``bounds_of``) holds 0 (arith.divsi / remsi by zero, LLVM's sdiv / srem), or holds -1
+    where the dividend's holds the type's least value (the quotient overflows). Each as (the
+    derived param, the division, why, (dividend, divisor, least, whether the dividend may be
+    the least)), the operands verify_protocol's ``_division_defined`` reads to drop it where
+    --param fixes the divisor where it is defined. A definition of constexprs (Python's
+    division, at compile time) is left out: Triton refuses it there, no launch runs it.
+    (frontend/protocol.py ``runtime_division`` is the same obligation on a Python kernel.)"""
+    env: dict[str, Bounds] = dict(domains)
+    out: list[tuple[Derived, Definition, str, tuple]] = []
+
+    def bounds(a: "Operand") -> Bounds:
+        return bounds_of(a, env) if isinstance(a, Definition) else affine_bounds(a, env)
+
+    def walk(d: "Derived", x: "Definition") -> None:
+        for a in x.args:
+            if isinstance(a, Definition):
+                walk(d, a)
+        if not x.c or x.op not in ("//", "%") or len(x.args) != 2:
+            return
+        a, b = x.args
+        if not b.variables:
+            return  # a constant divisor: 0 is refused when the file is read (constant_fault)
+        (alo, _), (blo, bhi) = bounds(a), bounds(b)
+        least = -2 ** 63 if x.wide else -2 ** 31
+        may_be_least = alo is None or alo <= least
+        if (blo is None or blo <= 0) and (bhi is None or bhi >= 0):
+            why = f"its divisor '{b}' may be 0 in the params' domains"
+        elif (blo is None or blo <= -1) and (bhi is None or bhi >= -1) and may_be_least:
+            why = (f"its divisor '{b}' may be -1 where '{a}' may be {least} (the quotient "
+                   f"overflows)")
+        else:
+            return
+        out.append((d, x, why, (a, b, least, may_be_least)))
+
+    for d in derived:
+        walk(d, d.definition)
+        env[d.name] = bounds_of(d.definition, env)
+    return out
+
+
 def derive(derived: tuple[Derived, ...], base: Mapping[str, int]) -> Optional[dict[str, int]]:
     """The values of the ``derived`` params (listed after the params their definitions use) for
     the base params' values ``base``, with those values; None when a definition is undefined
@@ -306,5 +410,6 @@ def derive_on_gpu(derived: tuple[Derived, ...], base: Mapping[str, int],
     return env, wrapped
 
 
-__all__ = ["BINARY_OPS", "FUNCTIONS", "WIDEN", "Definition", "Derived", "LaunchWidthError", "derive",
-           "derive_on_gpu", "wrap"]
+__all__ = ["BINARY_OPS", "FUNCTIONS", "WIDEN", "Bounds", "Definition", "Derived",
+           "LaunchWidthError", "affine_bounds", "bounds_of", "derive", "derive_on_gpu",
+           "undefined_divisions", "wrap"]

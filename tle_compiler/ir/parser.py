@@ -99,8 +99,10 @@ The language
   number of arguments, a unary ``-`` of an operation (``sub(0, X)``), and an operation whose
   right operand is a constant that leaves it undefined at every value (a ``//`` or ``%`` by 0,
   ``N // (K - K)``, ``N % min(0, 1)``; a shift or power by a constant outside [0, 64]): no launch
-  computes it. A divisor that is 0 only at some values (``N // (N - 3)``) is read; the verdict's
-  claim leaves out the values at which the definition has no value (it names the values checked).
+  computes it. A run-time divisor that the domains let be 0 at some values (``N // (N - 3)``,
+  ``N // M`` over ``base M any``), or -1 beside a dividend that may be the type's least value, is
+  read, and the verdict rejects the kernel at the ``def`` (check division-by-zero, as the Python
+  frontend's runtime_division does), unless --param fixes the divisor where it is defined.
 * ``constexpr NAME = INT`` (``Program.constexprs``): a constexpr the kernel was read specialised
   to (tle-dump's report of a Python kernel read specialised writes them, so that the report
   reads back with its verdict, "with BLOCK_H = 64 (read specialised)"). A constant: NAME is no
@@ -158,7 +160,7 @@ from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
 
 from ..diagnostics import TleError
-from .derived import WIDEN, Definition, Derived, constant_fault
+from .derived import WIDEN, Definition, Derived, constant_fault, undefined_divisions
 from .expr import CMP_OPS, RESERVED_WORDS, Affine, BoolOp, Compare, Cond, ModCompare, Not
 from .nodes import (ACCESS_VERBS, VERBS, Access, Event, For, If, Loc, Module, Param, Partition, Pipe,
                     Program, Stmt)
@@ -489,7 +491,9 @@ class _Builder:
                 kernels.append(Program(current["name"], tuple(current["params"]),
                                        tuple(current["pipes"]), tuple(current["partitions"]),
                                        loc=current["loc"], every_access=current["every_access"],
-                                       derived=derived, bases=bases, constexprs=constexprs))
+                                       derived=derived, bases=bases, constexprs=constexprs,
+                                       zero_steps=self.division_obligations(current, derived,
+                                                                            bases)))
 
         for item in tree.children:
             kind = item.data
@@ -636,14 +640,43 @@ class _Builder:
         value (derived.constant_fault: a ``//`` or ``%`` by 0, a shift or power by a constant
         outside [0, 64]): no launch computes it (the frontend refuses such a kernel, so tle-dump
         never writes one), and a verdict over the values it is defined at would be one over no
-        value. A divisor that is 0 only at some values is read: the verifier's claims leave out
-        the values at which a definition has no value."""
+        value. A divisor that is 0 only at some values is read, and refused by the verdict
+        where the domains let it be (``division_obligations``)."""
         what = constant_fault(op, b)
         if what is not None:
             raise self.error(f"this definition {what} ('{a} {op} {b}'): it has no value for any "
                              f"value of its params, so no launch gives one; a definition's "
                              f"operand must be one the kernel can compute (fix or drop the "
                              f"operand)", at)
+
+    def division_obligations(self, kernel: dict, derived, bases) -> tuple:
+        """The obligations (Program.zero_steps, check division-by-zero) of the definitions'
+        run-time ``//`` and ``%`` whose divisor the params' and base params' domains let be 0,
+        or -1 beside a dividend that may be the type's least value (derived.undefined_divisions):
+        the GPU's division is undefined there, so "verified for every value of N_M" of
+        `def N_M = N // M` covered no launch at M = 0 (adversarial round 59; a Python kernel's
+        such division is refused at its line since round 58, and its printed protocol read back
+        verified). --param values that fix the divisor where it is defined drop it
+        (verify_protocol._division_defined), as for a Python kernel."""
+        params = {p.name: p for p in kernel["params"]}
+        bases_by = {b.name: b for b in bases}
+        domains = {p.name: (p.min, p.max) for p in (*params.values(), *bases)}
+        out = []
+        for d, x, why, operands in undefined_divisions(derived, domains):
+            b = operands[1]
+            named = isinstance(b, Affine) and len(b.terms) == 1 and b.terms[0][1] == 1 \
+                and not b.const and (b.terms[0][0] in params or b.terms[0][0] in bases_by)
+            if named:
+                v = b.terms[0][0]
+                word = "param" if v in params else "base"
+                hint = f"declare a domain that excludes it ('{word} {v} >= 1')"
+            else:
+                hint = "declare domains of its params that exclude it"
+            out.append((d.loc, f"'def {d.name} = {d.definition}': '{x}' is the GPU's integer "
+                               f"division (arith.divsi / remsi) and {why}, where it is undefined "
+                               f"(LLVM's sdiv / srem): no launch computes '{d.name}' there; "
+                               f"{hint}", "division-by-zero", operands))
+        return tuple(out)
 
     def constexprs(self, kernel: dict, derived, bases) -> tuple[tuple[str, int], ...]:
         """The kernel's ``constexpr NAME = INT`` declarations (Program.constexprs), checked: each

@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping, Optional
 
-from ..ir.derived import WIDEN, Definition, Derived, derive, quotient_bounds
+from ..ir.derived import Bounds, Definition, Derived, bounds_of, derive
 from ..ir.expr import Affine, BoolOp, Compare, Cond, ModCompare, Not
 from ..ir.nodes import Access, Event, For, Param, Program, Stmt
 from .witness import base_params
@@ -38,65 +38,6 @@ def _affine(d: Definition, env: Mapping[str, Affine]) -> Optional[Affine]:
     if d.op == "*" and (xs[0].is_const or xs[1].is_const):
         return xs[0].scale(xs[1].const) if xs[1].is_const else xs[1].scale(xs[0].const)
     return None
-
-
-Bounds = tuple[Optional[int], Optional[int]]  # an interval; None is an open end
-
-
-def _add(a: Bounds, b: Bounds, sign: int = 1) -> Bounds:
-    lo_b, hi_b = (b[0], b[1]) if sign > 0 else (
-        None if b[1] is None else -b[1], None if b[0] is None else -b[0])
-    return (None if a[0] is None or lo_b is None else a[0] + lo_b,
-            None if a[1] is None or hi_b is None else a[1] + hi_b)
-
-
-def _scale(a: Bounds, k: int) -> Bounds:
-    if k == 0:
-        return (0, 0)
-    lo, hi = (None if a[0] is None else a[0] * k), (None if a[1] is None else a[1] * k)
-    return (lo, hi) if k > 0 else (hi, lo)
-
-
-def _affine_bounds(a: Affine, domains: Mapping[str, Bounds]) -> Bounds:
-    out: Bounds = (a.const, a.const)
-    for name, k in a.terms:
-        out = _add(out, _scale(domains.get(name, (None, None)), k))
-    return out
-
-
-def bounds_of(d: Definition, domains: Mapping[str, Bounds]) -> Bounds:
-    """The values ``d`` can take when each param it names ranges over its interval in
-    ``domains`` (absent: every integer), as far as interval arithmetic tells: sums, products by
-    a constant, quotients and remainders by a positive constant (C's or Python's: both are
-    non-decreasing in the dividend), min, max and abs; anything else every integer."""
-    xs = [bounds_of(a, domains) if isinstance(a, Definition) else _affine_bounds(a, domains)
-          for a in d.args]
-    const = [a.const if isinstance(a, Affine) and a.is_const else None for a in d.args]
-    if d.op == WIDEN:
-        return xs[0]
-    if d.op in ("+", "-"):
-        return _add(xs[0], xs[1], 1 if d.op == "+" else -1)
-    if d.op == "*" and (const[0] is not None or const[1] is not None):
-        return _scale(xs[1], const[0]) if const[0] is not None else _scale(xs[0], const[1])
-    if d.op in ("min", "minimum", "max", "maximum"):
-        pick = min if d.op in ("min", "minimum") else max
-        los, his = [x[0] for x in xs], [x[1] for x in xs]
-        if pick is min:
-            return (None if None in los else min(los),
-                    min(h for h in his if h is not None) if any(h is not None for h in his)
-                    else None)
-        return (max(lo for lo in los if lo is not None) if any(lo is not None for lo in los)
-                else None, None if None in his else max(his))
-    if d.op == "abs":
-        lo, hi = xs[0]
-        if lo is not None and lo >= 0:
-            return (lo, hi)
-        if hi is not None and hi <= 0:
-            return (-hi, None if lo is None else -lo)
-        return (0, None if lo is None or hi is None else max(-lo, hi))
-    if d.op in ("//", "%") and const[1] is not None and const[1] > 0:
-        return quotient_bounds(d.op, *xs[0], const[1], d.c)
-    return (None, None)
 
 
 def _meet(p: Param, b: Bounds) -> Param:
