@@ -267,7 +267,6 @@ def bounds_of(d: Definition, domains: Mapping[str, Bounds]) -> Bounds:
     return (None, None)
 
 
-
 def undefined_divisions(derived: tuple["Derived", ...], domains: Mapping[str, Bounds]
                         ) -> list[tuple["Derived", "Definition", str, tuple]]:
     """The run-time ``//`` and ``%`` (``Definition.c``) in the definitions of ``derived`` that
