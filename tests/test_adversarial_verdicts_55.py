@@ -76,12 +76,14 @@ field group (a barrier picture, not a happens-before one).
 
 Left open: the lowering's own register check (a budget written with constexprs, refused when
 the kernel is translated) still names the default partition's ``def`` line (the kernel IR keeps
-no location of the warp_specialize call); tle_kernels/sparse_mla_narrow.py's ``-p emit-gluon``
-differs from ``--gluon`` in its barrier offsets (an eager-publish kernel, whose --gluon is the
-compiled kernel's source, as lowering/dumping.py says).
+no location of the warp_specialize call).
 
 Fixed since: the summary line of each kernel of a file with several gave the file's elapsed
 time as the kernel's; it now gives the kernel's own and the file's (cli/dump.py).
+tle_kernels/sparse_mla_narrow.py's ``-p emit-gluon`` printed its eager-publish barrier offsets as
+0 with the comment that they came from Triton's allocator, where ``--gluon`` (the compiled
+kernel's source) prints the allocator's: the pass, which compiles nothing, now marks them as
+placeholders in the source and --help says so (lowering/debug.py ``offsets_src``).
 """
 
 from __future__ import annotations
@@ -972,3 +974,21 @@ def test_each_kernels_summary_line_gives_its_own_time_and_the_files(capsys):
     assert sum(float(k) for _, k, _ in times) <= float(times[0][2]) + 0.01
     code, _, err = run_dump(capsys, "-q", "--kernel", "sparse_mla_narrow", str(path))
     assert code == 0 and re.search(r"\((\d+\.\d\d) s\)$", err.strip()), err
+
+
+def test_emit_gluon_marks_unresolved_barrier_offsets_as_placeholders(capsys):
+    """An eager-publish kernel addresses its barriers through inline asm at offsets Triton's
+    allocator decides: --gluon compiles and prints them resolved; -p emit-gluon, which compiles
+    nothing, prints 0 and says in the source that it does not run as printed."""
+    path = Path(__file__).resolve().parent.parent / "tle_kernels" / "sparse_mla_narrow.py"
+    args = ("-q", "--kernel", "sparse_mla_narrow", str(path))
+    code, emitted, _ = run_dump(capsys, "-p", "emit-gluon", *args)
+    assert code == 0
+    offsets = re.findall(r"^_TLE_OFF_\w+ = gl\.constexpr\((\d+)\)$", emitted, re.M)
+    assert offsets and set(offsets) == {"0"}
+    assert "PLACEHOLDERS (0)" in emitted and "does not run as printed" in emitted
+    code, gluon, _ = run_dump(capsys, "--gluon", *args)
+    assert code == 0 and "PLACEHOLDERS" not in gluon
+    resolved = re.findall(r"^_TLE_OFF_\w+ = gl\.constexpr\((\d+)\)$", gluon, re.M)
+    assert len(resolved) == len(offsets) and all(int(o) > 0 for o in resolved)
+    assert "from Triton's allocator" in gluon

@@ -102,7 +102,9 @@ passes (-p; a pass's prerequisites run first):
   or when the pipeline holds a lowering pass, tle-dump prints the kernel IR text form after the
   pipeline, with the passes' attributes (PATH: a .py kernel file or a .kir text-form file);
   a pipeline ending in emit-gluon prints the Gluon module --gluon prints (the file's
-  DEFAULT_CONFIG constexprs, and the --param values of constexprs in their place).
+  DEFAULT_CONFIG constexprs, and the --param values of constexprs in their place), without a
+  compile: where inline asm addresses barriers (eager publish) their shared-memory offsets,
+  which Triton's allocator decides, are printed as 0 and marked as placeholders.
   Exit status as above: 1 on a fault, else the verdict's when the pipeline gives one, else 0.
 
 examples: (run from the root of a checkout of the repository)

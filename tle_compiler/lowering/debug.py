@@ -158,17 +158,26 @@ _TRAP_ASM = ("{ .reg .pred e; .reg .u64 t0, t1; mov.u32 $0, 0; setp.eq.u32 e, $1
              "setp.lt.u64 e, t1, 20000000; @e bra tle_hold; trap; }")
 
 
-def offsets_src(offsets: dict[str, int], why: str) -> list[str]:
+def offsets_src(offsets: dict[str, int], why: str, known: bool = True) -> list[str]:
     """Module-level constants: each barrier array's shared-memory offset from Triton's allocator,
-    for inline asm that addresses it (debug waits here, eager publish in lowering/eager.py)."""
-    return ([f"# {why}; barrier offsets in shared memory from Triton's allocator"]
-            + [f"{offset_const(var)} = gl.constexpr({off})" for var, off in offsets.items()])
+    for inline asm that addresses it (debug waits here, eager publish in lowering/eager.py).
+    ``known`` False: the module is emitted before any compile read them (tle-dump -p ...
+    emit-gluon, the first of compile_kernel's compiles): every offset 0, and the comment says the
+    source cannot run as printed."""
+    if known:
+        head = [f"# {why}; barrier offsets in shared memory from Triton's allocator"]
+    else:
+        head = [f"# {why}; barrier offsets in shared memory: PLACEHOLDERS (0), not yet read from "
+                f"Triton's allocator, which a compile does (tle-dump --gluon prints them "
+                f"resolved): this source does not run as printed"]
+    return head + [f"{offset_const(var)} = gl.constexpr({off})" for var, off in offsets.items()]
 
 
-def helpers_src(bound: Bound, offsets: dict[str, int]) -> list[str]:
-    """Module-level Gluon source of a debug-waits module: the barrier offsets and the helper."""
+def helpers_src(bound: Bound, offsets: dict[str, int], known: bool = True) -> list[str]:
+    """Module-level Gluon source of a debug-waits module: the barrier offsets (``known``:
+    offsets_src's) and the helper."""
     out = offsets_src(offsets, f"debug waits (TLE_DEBUG_WAITS): every mbarrier wait is bounded by "
-                               f"{bound} (lowering/debug.py)")
+                               f"{bound} (lowering/debug.py)", known)
     out += [
         "",
         "",

@@ -85,16 +85,17 @@ def emit(info, constexprs: dict, module, debug_waits=False, cp_async: bool = Tru
     for name, v in consts.items():
         out.append(f"{name} = gl.constexpr({literal(v)})")
     out.append("")
+    known = barrier_offsets is not None
     offs = barrier_offsets or {}
     offs = {a.var: offs.get(a.var, 0) for pp in plans.values() for a in pp.arrays}
     if debug_waits:
         from .debug import helpers_src
 
-        out += helpers_src(debug_waits, offs)
+        out += helpers_src(debug_waits, offs, known)
     elif ctx.eager_arrays:
         from .debug import offsets_src
 
-        out += offsets_src(offs, "eager publish (lowering/eager.py)") + ["", ""]
+        out += offsets_src(offs, "eager publish (lowering/eager.py)", known) + ["", ""]
     if ctx.eager_arrays:
         from .eager import helpers_src as eager_helpers
 
