@@ -74,16 +74,15 @@ descriptor signature are verified with an untyped translation (documented) while
 them (exit 2); ``--graph``'s DOT draws every commit -> wait and release -> acquire pair of a
 field group (a barrier picture, not a happens-before one).
 
-Left open: the lowering's own register check (a budget written with constexprs, refused when
-the kernel is translated) still names the default partition's ``def`` line (the kernel IR keeps
-no location of the warp_specialize call).
-
 Fixed since: the summary line of each kernel of a file with several gave the file's elapsed
 time as the kernel's; it now gives the kernel's own and the file's (cli/dump.py).
 tle_kernels/sparse_mla_narrow.py's ``-p emit-gluon`` printed its eager-publish barrier offsets as
 0 with the comment that they came from Triton's allocator, where ``--gluon`` (the compiled
 kernel's source) prints the allocator's: the pass, which compiles nothing, now marks them as
-placeholders in the source and --help says so (lowering/debug.py ``offsets_src``).
+placeholders in the source and --help says so (lowering/debug.py ``offsets_src``). The
+lowering's own register check (budgets written with constexprs, evaluated when the kernel is
+translated) named the default partition's ``def`` line; the budgets' evaluation now refuses
+them at the budget list (frontend/budgets.py ``with_budgets``).
 """
 
 from __future__ import annotations
@@ -992,3 +991,24 @@ def test_emit_gluon_marks_unresolved_barrier_offsets_as_placeholders(capsys):
     resolved = re.findall(r"^_TLE_OFF_\w+ = gl\.constexpr\((\d+)\)$", gluon, re.M)
     assert len(resolved) == len(offsets) and all(int(o) > 0 for o in resolved)
     assert "from Triton's allocator" in gluon
+
+
+def test_a_register_refusal_of_constexpr_budgets_is_at_the_budget_list(tmp_path, capsys):
+    """Budgets written with a constexpr (``[232 + C, 232]``) are numbers only when the kernel is
+    lowered; workers leaving the default partition nothing were then refused at the default
+    partition's ``def`` line (the lowering's check knows no call); now at the budget list."""
+    text = TMA_GROUPS.replace("def k(a_desc, b_desc, x_ptr, y_ptr, z_ptr, N):",
+                              "def k(a_desc, b_desc, x_ptr, y_ptr, z_ptr, N, C: tl.constexpr):")
+    text = text.replace("[8, 4], [152, 152]", "[8, 4], [232 + C, 232]")
+    text = text.replace('"constexprs": {}', '"constexprs": {"C": 0}')
+    text = text.replace('"N": "i32"}', '"N": "i32", "C": "constexpr"}')
+    lines = text.splitlines()
+    budgets = next(n for n, t in enumerate(lines, 1) if "[232 + C, 232]" in t)
+    cl = next(n for n, t in enumerate(lines, 1) if t.startswith("def cl("))
+    code, _, err = report(tmp_path, capsys, text, "-q")
+    assert code == 1
+    assert (f"kernel.py:{budgets}: error: the workers' registers (produce: 8 warps x 232, cr: 4 "
+            f"warps x 232) leave 0 per thread for the default partition") in err, err
+    assert f"kernel.py:{cl}:" not in err
+    code, _, err = report(tmp_path, capsys, text.replace('{"C": 0}', '{"C": -120}'), "-q")
+    assert code == 0, err  # 8 x 112 and 4 x 232 leave the default partition 56

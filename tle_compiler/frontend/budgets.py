@@ -17,6 +17,7 @@ from typing import Mapping
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..language.gpu import validate_warp_specialize
+from ..language.registers import check_registers
 from .folding import fold
 from .kernel import KernelInfo
 
@@ -48,7 +49,11 @@ def with_budgets(info: KernelInfo, values: Mapping[str, object]) -> KernelInfo:
                                           [p.warps for p in info.partitions[1:]], regs, loc,
                                           {"regs": loc})
     workers = tuple(replace(p, regs=r) for p, r in zip(info.partitions[1:], checked))
-    return replace(info, partitions=(info.partitions[0], *workers))
+    info = replace(info, partitions=(info.partitions[0], *workers))
+    # what the workers leave the default partition, refused at the budget list as the literal
+    # budgets' refusal is at the call (the lowering's own check has only the partitions' lines)
+    check_registers(info, at=loc)
+    return info
 
 
 def _value(e: K.Expr, numbers: Mapping[str, int]) -> object:
