@@ -12,7 +12,7 @@ LN2 = gl.constexpr(0.6931471805599453)
 LOG2E = gl.constexpr(1.4426950408889634)
 TAU = gl.constexpr(8.0)
 
-# eager publish (lowering/eager.py); barrier offsets in shared memory from Triton's allocator
+# eager publish (lowering/eager.py); barrier offsets in shared memory: PLACEHOLDERS (0), not yet read from Triton's allocator, which a compile does (tle-dump --gluon prints them resolved): this source does not run as printed
 _TLE_OFF_q_full0 = gl.constexpr(0)
 _TLE_OFF_kv_full0 = gl.constexpr(0)
 _TLE_OFF_kv_empty0 = gl.constexpr(0)
