@@ -20,6 +20,12 @@ A false `verified`, fixed:
   FIXED: cli/print_ir.py refuses them as the default run does (``_typed`` re-raises a
   "signature" error, ``_check_descriptors`` checks a .kir kernel's descriptors,
   ``check_signature`` the integer types) before lowering: exit 1, the error at the copy's line.
+- ``tle-dump -p emit-gluon`` of a kernel whose writer stores to global memory its reader loads
+  with no hand-off between them printed "verified" (exit 0) and its Gluon, where the default run
+  and --gluon reject it (memory-race): the pipeline's passes check the protocol alone. FIXED:
+  a pipeline ending in emit-gluon takes tle-dump's default verdict first
+  (cli/dump.py ``_default_verdict_of``) and prints no Gluon, exit 1 and its errors, for a
+  kernel it rejects.
 
 Checked and held: a descriptor box or element type other than the slot's, the same bytes in
 another shape, too few offsets, two TMA copies into one field in a window, a copy under an
@@ -34,9 +40,12 @@ One-shot pipes: capacity 2 refused, index 1 or N waits parity 0, a release witho
 second release, a read after the release and a wait per iteration rejected. Exit codes of
 several files (rejected + missing = 2, bounded + rejected = 1).
 
-Left open: a pipeline of protocol passes with --print-ir (``-p verify-protocol,verify-deadlock
---print-ir``) gives the protocol passes' verdict alone, without the checks the default run adds
-(signature, memory races): its summary names what it claims, and it prints no Gluon. A `.pipe`
+Left open: a pipeline that does not end in emit-gluon (``-p verify-protocol,verify-deadlock
+--print-ir``, ``-p materialize-barriers``) gives the protocol passes' verdict alone, without the
+memory-race check the default run adds (the signature is now checked where a lowering pass
+runs): its summary names what it claims, and it prints no Gluon. A kernel the default run
+leaves bounded (exit 3) for a reason the passes do not see (signed loads) keeps the pipeline's
+own status under -p emit-gluon. A `.pipe`
 file's ``tma(i, f, 0)`` is printed ``expect-tx=?`` (a copy of 0 bytes, which no TMA copy is).
 """
 
@@ -317,3 +326,33 @@ def test_several_files_exit_with_the_worst(tmp_path, capsys):
     assert run_dump(capsys, "-q", "--bound", "2", str(good), str(bad))[0] == 1
     assert run_dump(capsys, "-q", "--bound", "2", str(good))[0] == 3
     assert run_dump(capsys, "-q", "-p", "emit-gluon", str(good))[0] == 0
+
+
+# ----------------------------------------- A2: -p emit-gluon of a kernel that races
+
+def test_emit_gluon_does_not_lower_a_kernel_whose_partitions_race(tmp_path, capsys):
+    """Before: -p emit-gluon printed "verified" (exit 0) and the Gluon of a kernel whose writer
+    stores to `x_ptr` while its reader loads it with no hand-off between them, which the default
+    run and --gluon reject (memory-race): the pipeline's passes check the protocol only. Now a
+    pipeline ending in emit-gluon first takes tle-dump's own verdict (dump._default_verdict_of)
+    and prints no Gluon for a rejected kernel."""
+    from .adversarial_support import get, kernel, loop, put
+    w = loop("for p in range(N):", put("p") + "tl.store(x_ptr + tl.arange(0, 64), "
+             "tl.zeros([64], tl.float32))\n")
+    r = loop("for p in range(N):", get("p") + "tl.store(y_ptr + tl.arange(0, 64), "
+             "tl.load(x_ptr + tl.arange(0, 64)))\n")
+    text = kernel(w, r).replace("(consume, (kv, y_ptr, N, C))",
+                                "(consume, (kv, y_ptr, x_ptr, N, C))").replace(
+        "def consume(kv, y_ptr, N,", "def consume(kv, y_ptr, x_ptr, N,")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[memory-race]"))
+    path = tmp_path / "kernel.py"
+    for flags in (["-p", "emit-gluon"], ["-q", "-p", "emit-gluon"]):
+        code, out, err = run_dump(capsys, *flags, str(path))
+        assert code == 1 and "[memory-race]" in err and ": verified for " not in err, err
+        assert "gluon.jit" not in out, out
+    # without the race (the reader loads y_ptr), the Gluon is printed, verified
+    code, out, err = run_dump(capsys, "-p", "emit-gluon",
+                              str(write_kernel(tmp_path, text.replace(
+                                  "tl.load(x_ptr + tl.arange(0, 64)))\n", "1.0)\n"), "ok.py")))
+    assert code == 0 and ": verified for " in err and "gluon.jit" in out, err
