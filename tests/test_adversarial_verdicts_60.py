@@ -27,6 +27,14 @@ A false `verified`, fixed:
   (cli/dump.py ``_default_verdict_of``) and prints no Gluon, exit 1 and its errors, for a
   kernel it rejects.
 
+A `.pipe` read back as another protocol, fixed:
+
+- ``ring.tma(t, tile, 0)`` was verified, with ``expect-tx=?`` in the table and
+  ``ring.tma(t, tile)`` (bytes unknown) in the printed protocol: 0 is how the IR holds an
+  unknown count, so a stated one read back as another, and no TMA copy moves 0 bytes (a commit
+  expecting none would complete its phase before the copy lands). FIXED: ir/parser.py refuses
+  a byte count of 0 (exit 2, as a negative one).
+
 Checked and held: a descriptor box or element type other than the slot's, the same bytes in
 another shape, too few offsets, two TMA copies into one field in a window, a copy under an
 `if` of the window (with the commit unconditional), a register store into a TMA-filled field
@@ -38,16 +46,20 @@ bytes. Init counts: a TMA + cp.async group of an 8-, 4- or 2-warp writer is 257 
 alike, with a proxy fence before the register store's arrive when a reader's wgmma reads it.
 One-shot pipes: capacity 2 refused, index 1 or N waits parity 0, a release without a wait, a
 second release, a read after the release and a wait per iteration rejected. Exit codes of
-several files (rejected + missing = 2, bounded + rejected = 1).
+several files (rejected + missing = 2, bounded + rejected = 1). Reader views: a field outside
+the view (directly or through a tuple of fields), a view field no write fills, a second release
+are rejected; a two-field view beside a one-field view inits the shared group's empty barrier
+with 2 and both readers arrive on it. Cp.async gathers: a narrow strided int8 load, a load
+with `other=1.0` or `-0.0` are stored from registers (init count 2), not gathered. Printed
+protocols of these kernels read back with the same exit status (a memory race excepted: a
+`.pipe` holds no memory accesses, as documented).
 
 Left open: a pipeline that does not end in emit-gluon (``-p verify-protocol,verify-deadlock
 --print-ir``, ``-p materialize-barriers``) gives the protocol passes' verdict alone, without the
 memory-race check the default run adds (the signature is now checked where a lowering pass
 runs): its summary names what it claims, and it prints no Gluon. A kernel the default run
 leaves bounded (exit 3) for a reason the passes do not see (signed loads) keeps the pipeline's
-own status under -p emit-gluon. A `.pipe`
-file's ``tma(i, f, 0)`` is printed ``expect-tx=?`` (a copy of 0 bytes, which no TMA copy is).
-"""
+own status under -p emit-gluon. """
 
 from __future__ import annotations
 
@@ -356,3 +368,44 @@ def test_emit_gluon_does_not_lower_a_kernel_whose_partitions_race(tmp_path, caps
                               str(write_kernel(tmp_path, text.replace(
                                   "tl.load(x_ptr + tl.arange(0, 64)))\n", "1.0)\n"), "ok.py")))
     assert code == 0 and ": verified for " in err and "gluon.jit" in out, err
+
+
+# --------------------------------------------------- E: a .pipe TMA copy of 0 bytes
+
+ZERO_PIPE = """kernel k
+param N
+
+pipe ring capacity=2 fields=(tile)
+
+partition produce default warps=4 {
+  for t in range(N) {
+    ring.acquire(t)
+    ring.tma(t, tile, BYTES)
+    ring.commit(t)
+  }
+}
+
+partition consume warps=4 regs=232 {
+  for t in range(N) {
+    ring.wait(t)
+    ring.read(t, tile)
+    ring.release(t)
+  }
+}
+"""
+
+
+def test_a_pipe_tma_copy_of_zero_bytes_is_refused(tmp_path, capsys):
+    """Before: `ring.tma(t, tile, 0)` was verified, its table said expect-tx=? and its printed
+    protocol `ring.tma(t, tile)` (0 is the IR's "unknown"): a stated count read back as another.
+    Now refused at the count (exit 2, as a negative count); 16384 and no count are read as
+    before."""
+    path = write_kernel(tmp_path, ZERO_PIPE.replace("BYTES", "0"), "k.pipe")
+    code, _, err = run_dump(capsys, "-q", str(path))
+    assert code == 2 and "k.pipe:9: error: a TMA copy moves at least one byte" in err, err
+    path = write_kernel(tmp_path, ZERO_PIPE.replace("BYTES", "16384"), "k.pipe")
+    code, out, err = run_dump(capsys, "--no-locations", str(path))
+    assert code == 0 and "expect-tx=16384" in out and "ring.tma(t, tile, 16384)" in out, err
+    path = write_kernel(tmp_path, ZERO_PIPE.replace(", BYTES", ""), "k.pipe")
+    code, out, err = run_dump(capsys, "--no-locations", str(path))
+    assert code == 0 and "expect-tx=?" in out and "ring.tma(t, tile)\n" in out, err
