@@ -25,7 +25,8 @@ A false `verified`, fixed:
   and --gluon reject it (memory-race): the pipeline's passes check the protocol alone. FIXED:
   a pipeline ending in emit-gluon takes tle-dump's default verdict first
   (cli/dump.py ``_default_verdict_of``) and prints no Gluon, exit 1 and its errors, for a
-  kernel it rejects.
+  kernel it rejects; one it leaves bounded (a `while` counter loaded through an untyped pointer,
+  round 48) is printed with a warning, exit 3, where it was "verified", exit 0.
 
 A `.pipe` read back as another protocol, fixed:
 
@@ -57,9 +58,7 @@ protocols of these kernels read back with the same exit status (a memory race ex
 Left open: a pipeline that does not end in emit-gluon (``-p verify-protocol,verify-deadlock
 --print-ir``, ``-p materialize-barriers``) gives the protocol passes' verdict alone, without the
 memory-race check the default run adds (the signature is now checked where a lowering pass
-runs): its summary names what it claims, and it prints no Gluon. A kernel the default run
-leaves bounded (exit 3) for a reason the passes do not see (signed loads) keeps the pipeline's
-own status under -p emit-gluon. """
+runs): its summary names what it claims, and it prints no Gluon."""
 
 from __future__ import annotations
 
@@ -409,3 +408,15 @@ def test_a_pipe_tma_copy_of_zero_bytes_is_refused(tmp_path, capsys):
     path = write_kernel(tmp_path, ZERO_PIPE.replace(", BYTES", ""), "k.pipe")
     code, out, err = run_dump(capsys, "--no-locations", str(path))
     assert code == 0 and "expect-tx=?" in out and "ring.tma(t, tile)\n" in out, err
+
+
+def test_emit_gluon_of_a_kernel_the_default_run_leaves_bounded(tmp_path, capsys):
+    """Before: a `while` counter loaded through a pointer of no known element type (round 48:
+    bounded, exit 3, by the default run) was "verified" (exit 0) under -p emit-gluon. Now the
+    Gluon is printed with a warning that it is not proved, exit 3."""
+    from .test_adversarial_verdicts_48 import DOWN_TO_ZERO, ring
+    path = write_kernel(tmp_path, ring(DOWN_TO_ZERO))
+    assert run_dump(capsys, "-q", "--param", "C=3", str(path))[0] == 3
+    code, out, err = run_dump(capsys, "-q", "--param", "C=3", "-p", "emit-gluon", str(path))
+    assert code == 3 and "tle-dump: warning: " in err and "not proved" in err, err
+    assert "gluon.jit" in out, out
