@@ -87,8 +87,15 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, ch
             # the kernel was verified with; no DEFAULT_CONFIG (loaded.defaults has none): the
             # values given only, the others lowered generically (constexprs must not be); and
             # the argument types --gluon's translation takes
-            constexprs, _, typed = translation_types(loaded, prog.name, fixed)
+            constexprs, sig, typed = translation_types(loaded, prog.name, fixed)
         info = kernel_info_of((str(path), prog.name), constexprs)
+        if any(n in names for n in SPECIALISED_PASSES) and sig:
+            # the argument types as tle-dump's verdict checks them (dump._check_signature): an
+            # integer param typed narrow, unsigned or i64 is computed in an arithmetic the
+            # verifier did not check, so the kernel is refused rather than lowered as verified
+            from ..lowering.signature_checks import check_signature
+
+            check_signature(info, sig)
         module = KirModule(kernel_ir(info), info=info, constexprs=constexprs,
                            program=info.program, bound=args.bound,
                            params={n: v for n, v in fixed.items() if n in fixable(info.program)})
@@ -104,13 +111,18 @@ def _typed(info, sig: dict, constexprs: dict) -> dict:
     as --gluon types its Gluon (lowering/dumping.lowered: element types decide which slot stores
     convert and the layouts of byte loads), so that -p emit-gluon prints the module --gluon
     prints; untyped it converted every value stored into a slot (``.to(gl.float32)`` of an fp32
-    load). Untyped where the signature's descriptors do not fit the kernel (the verdict says
-    why)."""
+    load). A descriptor whose box, element type or offsets are not those of the slot its TMA
+    copies fill (check "signature") raises, as tle-dump's verdict rejects it
+    (dump._check_signature): its copy would land other bytes than the commit's expect-tx counts,
+    so no Gluon is printed and the kernel is not verified. Untyped where a shape is left to a
+    launch's constexprs (the lowering's to check)."""
     from ..lowering.descriptors import signature_for_compile
 
     try:
         types = signature_for_compile(info, sig, constexprs)
-    except TleError:
+    except TleError as e:
+        if e.check == "signature":
+            raise
         return {}
     return {"arg_types": types} if types else {}
 
@@ -137,11 +149,12 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable
     from .constexprs import over_config
 
     try:
-        config = dict(kernel_config(k, str(path), k.name).get("constexprs", {}))
+        whole = kernel_config(k, str(path), k.name)
+        config = dict(whole.get("constexprs", {}))
     except TleError as e:  # no DEFAULT_CONFIG: lowered generically (constexprs must not be)
         if e.check == CONFIG_CHECK:  # num_warps contradicting the kernel's: unusable input
             raise unusable(str(e)) from None
-        config = {}
+        whole, config = {}, {}
     # a verdict is this run's: one the file carries (written by an earlier run, or by hand) is
     # dropped, so that a pipeline that does not verify prints none, and one that does, only its own
     k = replace(k, attrs=tuple((key, v) for key, v in k.attrs if key not in VERDICT_ATTRS))
@@ -150,9 +163,32 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable
     if any(n in names for n in SPECIALISED_PASSES):
         constexprs = over_config(config, {**constexprs, **{p.name: fixed[p.name] for p in k.params
                                                            if p.constexpr and p.name in fixed}})
+        _check_descriptors(k, program, whole, config, constexprs)
     return KirModule(k, constexprs=constexprs, program=program, bound=args.bound,
                      params={n: v for n, v in fixed.items() if n in fixable(program)}), \
         dict(specialised)
+
+
+def _check_descriptors(k, program, whole: dict, config: dict, constexprs: dict) -> None:
+    """A ``.kir`` kernel lowered by the pipeline, its DEFAULT_CONFIG's tensor descriptors checked
+    against the slots their TMA copies fill, as tle-dump's verdict checks them (dump._translated:
+    lowering/descriptors.signature_for_compile): a box, element type or offsets that are not
+    the slot's would land other bytes than the commit's expect-tx counts, so the kernel is
+    refused (check "signature") rather than lowered with a wrong expect-tx. Unchecked for another
+    configuration than DEFAULT_CONFIG's (its descriptors are a launch's)."""
+    sig = whole.get("signature") if isinstance(whole, dict) else None
+    if not isinstance(sig, dict) or \
+            not any(str(t).startswith("tensordesc") for t in sig.values()) or \
+            any(n in config and config[n] != v for n, v in constexprs.items()):
+        return
+    from ..lowering import walks
+    from ..lowering.descriptors import signature_for_compile
+
+    try:
+        signature_for_compile(walks.kernel_facts(k, program), sig, constexprs)
+    except TleError as e:
+        if e.check == "signature":
+            raise
 
 
 def kir_protocol_view(path: Path, k, values: dict, given: Optional[dict] = None

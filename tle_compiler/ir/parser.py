@@ -64,8 +64,8 @@ The language
   ``PIPE.openread(EXPR, FIELD)`` / ``PIPE[READER].openread(EXPR, FIELD)`` is a reader's read
   that runs only when EXPR is not the index the writer closed (``if not res.is_closed:``).
   ``PIPE.tma(EXPR, FIELD[, BYTES])`` is the writer's TMA copy of the whole field (a write that
-  lands asynchronously; the commit's full barrier expects BYTES, the field's slot size, omitted
-  when unknown).
+  lands asynchronously; the commit's full barrier expects BYTES, the field's slot size, at least
+  1, omitted when unknown).
 * ``param NAME`` ranges over the integers >= 0; ``param NAME >= K`` / ``<= K`` set the ends,
   ``param NAME any`` (optionally with ``<= K``) drops the lower end.
 * Derived params (``Program.derived`` and ``.bases``, ir/derived.py): the params a kernel computes
@@ -879,6 +879,13 @@ class _Builder:
         if bytes_tok is not None and verb != "tma":
             raise self.error(f"only a TMA copy ({pipe}.tma(INDEX, FIELD, BYTES)) takes a byte "
                              f"count", self.loc(bytes_tok))
+        if bytes_tok is not None and int(str(bytes_tok)) == 0:
+            # 0 is how the IR holds "unknown" (printed with no count): a stated 0 would read
+            # back as unknown, and no TMA copy lands 0 bytes (its commit's expect-tx of 0 lets
+            # the phase complete before the copy lands)
+            raise self.error(f"a TMA copy moves at least one byte: {pipe}.tma(INDEX, FIELD, "
+                             f"BYTES) with BYTES >= 1, or {pipe}.tma(INDEX, FIELD) where the "
+                             f"bytes are unknown", self.loc(bytes_tok))
         if verb in ACCESS_VERBS:
             if field_tok is None:
                 raise self.error(f"a slot access names its field: {pipe}.{verb}(INDEX, FIELD)",
