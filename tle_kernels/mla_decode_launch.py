@@ -188,12 +188,13 @@ def q_tma_reason(q: torch.Tensor, h_kv: int) -> Optional[str]:
 
 
 def use_q_tma(q: torch.Tensor, h_kv: int, q_tma: Optional[bool] = None,
-              by_default: bool = True) -> bool:
+              by_default: bool = True, env: str = QTMA_ENV) -> bool:
     """Whether a decode kernel's producer copies Q with TMA boxes (:func:`q_tma_reason`): ``q_tma``
-    if given (True refused, naming why, when it cannot), else ``TLE_DECODE_QTMA`` (0 / 1) if
-    set, else whenever it can where ``by_default`` (Q_TMA_BY_DEFAULT)."""
+    if given (True refused, naming why, when it cannot), else the switch ``env`` (0 / 1; the
+    dense kernels' ``TLE_DECODE_QTMA``) if set, else whenever it can where ``by_default``
+    (Q_TMA_BY_DEFAULT)."""
     if q_tma is None:
-        q_tma = env_switch(QTMA_ENV)
+        q_tma = env_switch(env)
     why = q_tma_reason(q, h_kv)
     if q_tma is None:
         return by_default and why is None
@@ -214,6 +215,13 @@ def q_args(kernel: str, q: torch.Tensor, h_kv: int, q_tma: bool) -> tuple:
     why = q_tma_reason(q, h_kv)
     if why is not None:
         raise ValueError(f"{kernel}: cannot copy Q with TMA: {why}")
+    return q_row_descriptors(q, n)
+
+
+def q_row_descriptors(q: torch.Tensor, n: int) -> tuple:
+    """Host tensor descriptors over q [b, s_q, h_q, 576] viewed as rows [b * s_q * h_q, 576] (row
+    stride q.stride(2); coordinates [row, column]): boxes [64, 256] and, with ``n`` 2, [64, 64]
+    (the RoPE tail). The rows as :func:`q_tma_reason` allows them (unchecked here)."""
     from triton.tools.tensor_descriptor import TensorDescriptor
 
     b, s_q, h_q, d = q.shape

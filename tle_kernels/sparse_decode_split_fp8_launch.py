@@ -74,49 +74,33 @@ Q_TMA_BY_DEFAULT = False
 
 def q_tma_reason(q3) -> Optional[str]:
     """None when the split kernels can copy an item's Q as TMA boxes of q3 [T', h_q, 576] viewed
-    as rows [T' * h_q, 576] (a head block's rows consecutive there), else why not: q3's first two
-    dims must flatten into one with a 16-byte row stride, its last dim contiguous, its base
-    16-byte aligned. Shapes, strides and the data pointer only."""
-    t, h_q, _ = q3.shape
-    if q3.numel() == 0:
-        return "q is empty"
-    if q3.stride(2) != 1:
-        return "q's last dim is not contiguous"
-    if t > 1 and q3.stride(0) != h_q * q3.stride(1):
-        return f"q's (row, head) dims do not flatten into rows (strides {tuple(q3.stride())})"
-    if (q3.stride(1) * q3.element_size()) % 16 != 0 or q3.data_ptr() % 16 != 0:
-        return (f"q's rows are not 16-byte aligned (data_ptr {q3.data_ptr()}, strides "
-                f"{tuple(q3.stride())})")
-    return None
+    as rows [T' * h_q, 576] (a head block's rows consecutive there), else why not: the dense
+    decode's rule (mla_decode_launch.q_tma_reason) for q3 as [T', 1, h_q, 576], one query per
+    row and one kv head (its first two dims flatten into rows of 16 bytes' stride, its last dim
+    contiguous, its base 16-byte aligned)."""
+    from .mla_decode_launch import q_tma_reason as rows_reason
+
+    return rows_reason(q3.unsqueeze(1), 1)
 
 
 def use_q_tma(q3) -> bool:
     """Whether a launch over q3 copies Q by TMA: ``Q_TMA`` if set (True refused, naming why,
     where q_tma_reason refuses), else TLE_SPARSE_DECODE_QTMA if set, else Q_TMA_BY_DEFAULT where
-    q_tma_reason allows it."""
-    from .mla_decode_launch import env_switch
+    q_tma_reason allows it (mla_decode_launch.use_q_tma's rule)."""
+    from .mla_decode_launch import use_q_tma as use_rows
 
-    want = Q_TMA if Q_TMA is not None else env_switch(QTMA_ENV)
-    why = q_tma_reason(q3)
-    if want is None:
-        return Q_TMA_BY_DEFAULT and why is None
-    if want and why is not None:
-        raise ValueError(f"split-fp8 cannot copy Q with TMA: {why}")
-    return bool(want)
+    return use_rows(q3.unsqueeze(1), 1, Q_TMA, Q_TMA_BY_DEFAULT, env=QTMA_ENV)
 
 
 def q_descriptors(q3, q_tma: bool) -> tuple:
     """The kernels' (q_desc, q_tail_desc): host TMA descriptors over q3 viewed as rows [T' * h_q,
-    576] with boxes [64, 256] and [64, 64] when ``q_tma``, else q3 twice (unused)."""
+    576] with boxes [64, 256] and [64, 64] (mla_decode_launch.q_row_descriptors) when
+    ``q_tma``, else q3 twice (unused)."""
     if not q_tma:
         return q3, q3
-    from triton.tools.tensor_descriptor import TensorDescriptor
+    from .mla_decode_launch import q_row_descriptors
 
-    from .sparse_mla_common import D_HALF, D_TAIL
-
-    rows = [q3.shape[0] * q3.shape[1], q3.shape[2]]
-    return tuple(TensorDescriptor(q3, rows, [q3.stride(1), 1], [BLOCK_H, box.value])
-                 for box in (D_HALF, D_TAIL))  # (tl.constexpr widths)
+    return q_row_descriptors(q3.unsqueeze(1), 2)
 
 
 def use_balanced(items: int, sms: int, h_q: int) -> bool:
