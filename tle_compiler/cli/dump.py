@@ -106,7 +106,11 @@ passes (-p; a pass's prerequisites run first):
   compile: where inline asm addresses barriers (eager publish) their shared-memory offsets,
   which Triton's allocator decides, are printed as 0 and marked as placeholders; a kernel
   the default run rejects (a memory race, a signature type or descriptor) is not lowered, and
-  one it leaves bounded or unknown is printed with a warning, exit 3.
+  one it leaves bounded or unknown is printed with a warning, exit 3. Any other pipeline that
+  gives a verdict (verify-protocol, then verify-deadlock, its own or those its lowering passes
+  require) takes that of -p of its protocol passes without --print-ir: the checks beside the
+  passes (memory races, the signature, the translation) apply as there, and a kernel only they
+  reject prints no IR (exit 1).
   Exit status as above: 1 on a fault, else the verdict's when the pipeline gives one, else 0.
 
 examples: (run from the root of a checkout of the repository)
@@ -2318,17 +2322,27 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
     if args.output:
         _check_output(Path(args.output), path)
     _read_input(path)  # a missing file or a directory says so first
-    if "emit-gluon" in names:
-        # the Gluon printed is the lowered kernel, as --gluon's: a kernel tle-dump's verdict
-        # rejects (a memory race between partitions, a descriptor or an integer type of its
-        # signature, which the pipeline's passes do not check) is not lowered as verified
-        first = _default_verdict_of(args, path)
-        if first == 1:
-            _error_text(args, "text", f"tle-dump: {path}: nothing printed (exit 1): the "
-                        f"errors are on stderr")
-            return 1
+    # The checks tle-dump adds to the protocol passes (a memory race between partitions, the
+    # signature's types and descriptors, the translation, loads of no known element type) are
+    # no passes of the pipeline: where the pipeline gives a verdict, that of the same run
+    # without --print-ir is taken first, so that printing the IR does not turn a rejected
+    # kernel into a verified one. A pipeline with emit-gluon prints the lowered kernel, as
+    # --gluon does: it takes the default run's verdict; any other that runs verify-protocol and
+    # then verify-deadlock (its own, or those its lowering passes require) takes that of its
+    # protocol passes, as `-p` of them gives it. One that gives no verdict claims nothing.
+    lowered = "emit-gluon" in names
+    protocol = _protocol_passes_of(names)
+    if lowered or _gives_verdict(protocol):
+        first, first_err = _default_verdict_of(
+            args, path, DEFAULT_PIPELINE if lowered else ",".join(protocol))
     else:
-        first = 0
+        first, first_err = 0, ""
+    if first == 1 and lowered:
+        # the Gluon printed is the lowered kernel: a rejected kernel is not lowered as verified
+        sys.stderr.write(first_err)
+        _error_text(args, "text", f"tle-dump: {path}: nothing printed (exit 1): the "
+                    f"errors are on stderr")
+        return 1
     from . import print_ir as _print_ir
 
     def check(given: dict, programs: list, specialised: dict, constexprs: dict,
@@ -2336,13 +2350,28 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
         _check_params(given, programs, Loaded(Module(tuple(programs)), dict(specialised),
                                               dict(constexprs), dict(defaults or {})))
 
-    code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable, check)
+    if first == 1:
+        # the pipeline's own rejection (its IR with the errors it records) is printed as it
+        # was; a kernel only the checks beside the passes reject gets their errors, no IR
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable,
+                                                check)
+        if code != 1:
+            sys.stderr.write(first_err)
+            _error_text(args, "text", f"tle-dump: {path}: nothing printed (exit 1): the "
+                        f"errors are on stderr")
+            return 1
+        sys.stderr.write(err.getvalue())
+    else:
+        code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable, check)
     if first == 3 and code == 0:
         # the default run leaves a kernel not proved for a reason the pipeline's passes do not
         # see (a value loaded through a pointer of no known element type): not proved here either
-        print(f"tle-dump: warning: {path}: not proved: tle-dump's default run leaves a kernel "
-              f"bounded or unknown (exit 3; run it without -p for the reason); the Gluon "
-              f"printed is not proved", file=sys.stderr)
+        what = "Gluon" if lowered else "kernel IR"
+        print(f"tle-dump: warning: {path}: not proved: tle-dump's run without --print-ir "
+              f"leaves a kernel bounded or unknown (exit 3; run it without -p for the reason); "
+              f"the {what} printed is not proved", file=sys.stderr)
         code = 3
     # the Gluon a pipeline ending in emit-gluon prints is its product, as --gluon's: -q keeps it
     if text and (_reporting(args) or "emit-gluon" in names):
@@ -2353,21 +2382,45 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
     return code
 
 
-def _default_verdict_of(args, path: Path) -> int:
-    """The exit status of tle-dump's default run on ``path`` with the same --param, --bound and
-    --kernel (its report not printed); when it rejects a kernel (1) its stderr is passed on,
-    so that the errors say why, and otherwise dropped (the pipeline prints its own verdict)."""
+def _protocol_passes_of(names: Sequence[str]) -> list[str]:
+    """The protocol passes (verify-protocol, infer-stages, infer-barriers, verify-deadlock) the
+    pipeline ``names`` runs, in the order it runs them: its own, and those its passes require
+    (passes/manager.run_pass runs a pass's requirements first)."""
+    from ..passes.manager import kir_passes
+
+    known, ran = kir_passes(), []
+
+    def run(name: str) -> None:
+        for req in known[name].requires:
+            if req not in ran:
+                run(req)
+        ran.append(name)
+
+    for n in names:
+        run(n)
+    return [n for n in ran if n in PASSES]
+
+
+def _gives_verdict(protocol: Sequence[str]) -> bool:
+    """Whether a pipeline running the protocol passes ``protocol`` (in this order) gives a
+    verdict: verify-deadlock after verify-protocol, whose rules its argument assumes."""
+    return ("verify-protocol" in protocol and "verify-deadlock" in protocol
+            and protocol.index("verify-protocol") < protocol.index("verify-deadlock"))
+
+
+def _default_verdict_of(args, path: Path, passes: str = DEFAULT_PIPELINE) -> tuple[int, str]:
+    """The exit status of tle-dump's run of ``passes`` on ``path`` without --print-ir (the
+    default run's pipeline unless given), with the same --param, --bound and --kernel, its
+    report not printed, and what it wrote on stderr (the errors that say why it rejects)."""
     import copy
 
     first = copy.copy(args)
-    first.passes, first.print_ir, first.quiet, first.output = DEFAULT_PIPELINE, False, True, None
+    first.passes, first.print_ir, first.quiet, first.output = passes, False, True, None
     first.graph, first.format = False, None
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         code = _run(first, "text")
-    if code == 1:
-        sys.stderr.write(err.getvalue())
-    return code
+    return code, err.getvalue()
 
 
 def _unreadable(args, fmt: str, path: Path, err: TleError) -> int:

@@ -1,0 +1,117 @@
+"""A sixty-first adversarial round (adversarial round 61). Each case is a small kernel read by
+tle-dump's main().
+
+DOCSTRING_TODO
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .adversarial_support import dump, expect, get, kernel, loop, put, run_dump, write_kernel
+
+#: the ring's writer and reader over N windows
+WRITER = loop("for p in range(N):", put("p"))
+READER = loop("for p in range(N):", get("p"))
+
+
+# ------------------------------------ A: a printed pipeline of a kernel whose partitions race
+
+def _racing() -> str:
+    """Round 60's kernel whose writer stores to `x_ptr` while its reader loads it, with no
+    hand-off between them (the default run rejects it: memory-race)."""
+    w = loop("for p in range(N):", put("p") + "tl.store(x_ptr + tl.arange(0, 64), "
+             "tl.zeros([64], tl.float32))\n")
+    r = loop("for p in range(N):", get("p") + "tl.store(y_ptr + tl.arange(0, 64), "
+             "tl.load(x_ptr + tl.arange(0, 64)))\n")
+    return kernel(w, r).replace("(consume, (kv, y_ptr, N, C))",
+                                "(consume, (kv, y_ptr, x_ptr, N, C))").replace(
+        "def consume(kv, y_ptr, N,", "def consume(kv, y_ptr, x_ptr, N,")
+
+
+PRINTED_PIPELINES = [
+    ("-p", "verify-protocol,verify-deadlock", "--print-ir"),
+    ("-p", "verify-protocol,infer-stages,infer-barriers,verify-deadlock", "--print-ir"),
+    ("-p", "schedule-wgmma"),
+    ("-p", "assign-layouts"),
+]
+
+
+@pytest.mark.parametrize("flags", PRINTED_PIPELINES)
+def test_a_printed_pipeline_rejects_a_kernel_whose_partitions_race(tmp_path, capsys, flags):
+    """Before: `-p verify-protocol,verify-deadlock --print-ir` and `-p schedule-wgmma` /
+    `-p assign-layouts` printed "verified for every value of N" (exit 0) and the IR of a kernel
+    the default run rejects (memory-race): the memory-race check is no pass, and round 60
+    added it to emit-gluon alone."""
+    path = write_kernel(tmp_path, _racing())
+    code, err = dump(tmp_path, capsys, _racing())
+    expect(code, err, ("rejected", "[memory-race]"))
+    for quiet in ((), ("-q",)):
+        code, out, err = run_dump(capsys, *quiet, *flags, str(path))
+        assert code == 1, (flags, err)
+        assert "[memory-race]" in err and ": verified for " not in err, err
+        assert "partition produce" not in out and "kernel k(" not in out, out
+
+
+@pytest.mark.parametrize("flags", PRINTED_PIPELINES)
+def test_a_printed_pipeline_of_a_kernel_without_a_race_is_printed(tmp_path, capsys, flags):
+    """Held: the ring without the race prints its IR with the verdict it had."""
+    path = write_kernel(tmp_path, kernel(WRITER, READER))
+    code, out, err = run_dump(capsys, *flags, str(path))
+    assert code == 0 and "kernel k(" in out and ": verified for " in err, err
+
+
+@pytest.mark.parametrize("flags", [("-p", "materialize-barriers"),
+                                   ("-p", "infer-barriers", "--print-ir"),
+                                   ("-p", "verify-deadlock,verify-protocol", "--print-ir")])
+def test_a_printed_pipeline_that_gives_no_verdict_claims_nothing(tmp_path, capsys, flags):
+    """Held (documented): a pipeline that gives no verdict prints the IR of the racing kernel,
+    "not verified", exit 0: it claims nothing."""
+    path = write_kernel(tmp_path, _racing())
+    code, out, err = run_dump(capsys, *flags, str(path))
+    assert code == 0 and "kernel k(" in out and ": not verified" in err, err
+
+
+def test_a_printed_pipeline_of_a_kernel_the_passes_reject_keeps_its_ir(tmp_path, capsys):
+    """Held: a reader that waits one index more than the writer commits is rejected by the
+    pipeline's own passes, which print its IR and their error once."""
+    path = write_kernel(tmp_path, kernel(WRITER, loop("for p in range(N + 1):", get("p"))))
+    code, out, err = run_dump(capsys, "-p", "verify-protocol,verify-deadlock", "--print-ir",
+                              str(path))
+    assert code == 1 and "kernel k(" in out, err
+    assert err.count("[wait-never-committed]") == 1, err
+    code, out, err = run_dump(capsys, "-p", "infer-barriers", "--print-ir", str(path))
+    assert code == 0 and "kernel k(" in out, err
+
+
+def test_a_printed_pipeline_of_a_kernel_the_default_run_leaves_bounded(tmp_path, capsys):
+    """Before: round 48's `while` counter loaded through a pointer of no known element type
+    (bounded by the default run, exit 3) was "verified" (exit 0) under `-p verify-protocol,
+    verify-deadlock --print-ir`; now exit 3 with a warning that the IR printed is not
+    proved."""
+    from .test_adversarial_verdicts_48 import DOWN_TO_ZERO, ring
+    path = write_kernel(tmp_path, ring(DOWN_TO_ZERO))
+    assert run_dump(capsys, "-q", "--param", "C=3", str(path))[0] == 3
+    code, out, err = run_dump(capsys, "--param", "C=3", "-p", "verify-protocol,verify-deadlock",
+                              "--print-ir", str(path))
+    assert code == 3 and "tle-dump: warning: " in err and "not proved" in err, err
+    assert "kernel k(" in out
+
+
+def test_a_printed_pipeline_of_a_kir_file_whose_partitions_race(tmp_path, capsys):
+    """The same for the kernel's .kir text form (printed by -p infer-barriers --print-ir of
+    the kernel without its reader's racing load, then given that load back)."""
+    good = _racing().replace("tl.load(x_ptr + tl.arange(0, 64)))\n", "1.0)\n")
+    path = write_kernel(tmp_path, good)
+    kir = tmp_path / "k.kir"
+    code, _, _ = run_dump(capsys, "-p", "infer-barriers", "--print-ir", "-o", str(kir), str(path))
+    assert code == 0
+    text = kir.read_text()
+    line = next(x for x in text.splitlines() if "tl.store(y_ptr + tl.arange(0, 64), 1.0)" in x)
+    edited = line.split("  #")[0].replace("1.0)", "tl.load(x_ptr + tl.arange(0, 64)))")
+    kir.write_text(text.replace(line, edited))  # its location comment dropped, as kir.md says
+    code, _, err = run_dump(capsys, "-q", str(kir))
+    assert code == 1 and "[memory-race]" in err, err
+    code, out, err = run_dump(capsys, "-p", "verify-protocol,verify-deadlock", "--print-ir",
+                              str(kir))
+    assert code == 1 and "[memory-race]" in err and ": verified for " not in err, err
