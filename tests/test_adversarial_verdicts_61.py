@@ -32,6 +32,7 @@ def _racing() -> str:
 PRINTED_PIPELINES = [
     ("-p", "verify-protocol,verify-deadlock", "--print-ir"),
     ("-p", "verify-protocol,infer-stages,infer-barriers,verify-deadlock", "--print-ir"),
+    ("-p", "verify-deadlock,verify-protocol,verify-deadlock", "--print-ir"),
     ("-p", "schedule-wgmma"),
     ("-p", "assign-layouts"),
 ]

@@ -2404,8 +2404,8 @@ def _protocol_passes_of(names: Sequence[str]) -> list[str]:
 def _gives_verdict(protocol: Sequence[str]) -> bool:
     """Whether a pipeline running the protocol passes ``protocol`` (in this order) gives a
     verdict: verify-deadlock after verify-protocol, whose rules its argument assumes."""
-    return ("verify-protocol" in protocol and "verify-deadlock" in protocol
-            and protocol.index("verify-protocol") < protocol.index("verify-deadlock"))
+    return ("verify-protocol" in protocol
+            and "verify-deadlock" in protocol[protocol.index("verify-protocol") + 1:])
 
 
 def _default_verdict_of(args, path: Path, passes: str = DEFAULT_PIPELINE) -> tuple[int, str]:
