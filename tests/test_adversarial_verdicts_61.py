@@ -116,3 +116,76 @@ def test_a_printed_pipeline_of_a_kir_file_whose_partitions_race(tmp_path, capsys
     code, out, err = run_dump(capsys, "-p", "verify-protocol,verify-deadlock", "--print-ir",
                               str(kir))
     assert code == 1 and "[memory-race]" in err and ": verified for " not in err, err
+
+
+# --------------------- B: a DEFAULT_CONFIG constexpr value Triton takes for no integer use
+
+#: the ring whose writer and reader loop over the constexpr C (a loop bound: an integer only)
+C_RING = kernel(loop("for p in range(C):", put("p")), loop("for p in range(C):", get("p")))
+
+
+@pytest.mark.parametrize("value, words", [
+    ('"5"', "gives C = '5' (a str)"), ("None", "gives C = None,"),
+    ("[5]", "gives C = [5] (a list)"), ("(5,)", "gives C = (5,) (a tuple)"),
+    ("5.0", "gives C = 5.0 (a float)"), ("2.5", "gives C = 2.5 (a float)"),
+    ("-0.0", "gives C = -0.0 (a float)"),
+])
+def test_a_config_value_no_integer_use_compiles_with_is_refused(tmp_path, capsys, value, words):
+    """Before: `"constexprs": {"C": "5"}` (or None, [5], 5.0, 2.5) for a C the kernel uses as a
+    loop bound was "verified for every value of C (every integer C)", exit 0, and --gluon /
+    -p emit-gluon printed, exit 0, a Gluon module with `C: gl.constexpr = '5'` that Triton 3.6
+    refuses to compile ("For loop bounds and step must all be ints", "cannot convert None ... to
+    tensor"), where a signature typing C "constexpr" with no value in "constexprs" (compiled as
+    None) is refused (exit 2). Now the same: exit 2 at DEFAULT_CONFIG's line, for every mode."""
+    text = C_RING.replace('"constexprs": {"C": 5}', '"constexprs": {"C": ' + value + '}')
+    path = write_kernel(tmp_path, text)
+    line = text[:text.index("DEFAULT_CONFIG = ")].count("\n") + 1
+    for flags in ((), ("--gluon",), ("-p", "emit-gluon"), ("--format", "json")):
+        quiet = () if flags[:1] == ("--format",) else ("-q",)
+        code, out, err = run_dump(capsys, *quiet, *flags, str(path))
+        assert code == 2, (flags, err)
+        if flags[:1] == ("--format",):
+            assert '"exit_code": 2' in out and "Triton takes only an integer" in out, out
+            continue
+        assert f"kernel.py:{line}: error: DEFAULT_CONFIG's \"constexprs\" {words}" in err, err
+        assert "Triton takes only an integer" in err and ": verified for " not in err, err
+        assert "gl.constexpr" not in out, out
+
+
+def test_a_config_value_a_param_replaces_is_not_refused(tmp_path, capsys):
+    """Held: --param C=5 takes the config's place (the lowering lowers C = 5)."""
+    path = write_kernel(tmp_path, C_RING.replace('{"C": 5}', '{"C": "5"}'))
+    code, _, err = run_dump(capsys, "-q", "--param", "C=5", str(path))
+    assert code == 0 and ": verified for C = 5" in err, err
+
+
+@pytest.mark.parametrize("value", ["5", "True", "-3", "2**31"])
+def test_integer_config_values_are_read_as_before(tmp_path, capsys, value):
+    """Held: an integer (a bool is the integer Triton reads) is read as before."""
+    path = write_kernel(tmp_path, C_RING.replace('{"C": 5}', '{"C": ' + value + '}'))
+    code, _, err = run_dump(capsys, "-q", str(path))
+    assert code == 0 and ": verified for every value of C" in err, err
+
+
+def test_a_float_config_value_of_a_constexpr_of_no_integer_use_stays_bounded(tmp_path, capsys):
+    """Held (round 50): a float for a constexpr the kernel does not prove an integer (compared
+    only, `if p < C:`) is no refusal: the claim is qualified to the integers (bounded)."""
+    reader = loop("for p in range(N):", "res = r.wait(p)\n" + loop(
+        "if p < C:", "tl.store(y_ptr + tl.arange(0, 64), "
+        "tl.load(tle.gpu.local_ptr(res.slot.tile)))\n") + "r.release(p)\n")
+    path = write_kernel(tmp_path, kernel(WRITER, reader, config="1.25"))
+    code, _, err = run_dump(capsys, "-q", str(path))
+    assert code == 3 and "C = 1.25" in err, err
+
+
+def test_a_kir_whose_config_value_is_a_string_is_refused(tmp_path, capsys):
+    """The same for a .kir file whose default_config was edited to give C as a string."""
+    path = write_kernel(tmp_path, C_RING)
+    kir = tmp_path / "k.kir"
+    code, _, _ = run_dump(capsys, "-p", "infer-barriers", "--print-ir", "-o", str(kir), str(path))
+    assert code == 0 and "('C', 5)" in kir.read_text()
+    kir.write_text(kir.read_text().replace("('C', 5)", "('C', '5')"))
+    for flags in ((), ("-p", "emit-gluon")):
+        code, out, err = run_dump(capsys, "-q", *flags, str(kir))
+        assert code == 2 and "gives C = '5' (a str)" in err, err
+        assert "gl.constexpr" not in out, out

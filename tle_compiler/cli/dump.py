@@ -82,7 +82,9 @@ exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
      --bound, --debug-waits/--wait-bound without --gluon/--ttgir/--ptx, a DEFAULT_CONFIG
      num_warps other than the kernel's @tle.jit one or a signature type Triton does not read
      ("int", "*float32"), a signature typing "constexpr" a run-time argument or a constexpr
-     "constexprs" gives no value, an output (-o, or stdout) that cannot be written, is the
+     "constexprs" gives no value, a "constexprs" value other than an integer (None, a str, a
+     float) for a constexpr the kernel uses where Triton takes only one (a loop bound, a
+     shape), an output (-o, or stdout) that cannot be written, is the
      input file or ends in '/', --gluon/--ttgir/--ptx with --graph or with an -o/--format of JSON or a
      picture, --print-ir (or a lowering pass in -p) with --graph, --format dot/json or
      --gluon/--ttgir/--ptx, --gluon/--ttgir/--ptx on a file without a DEFAULT_CONFIG or whose
@@ -1522,7 +1524,49 @@ def load(path: Path, fixed: Optional[dict] = None,
     (_read_with_constexprs). ``only``: the kernels --kernel asks for (in a file whose
     DEFAULT_CONFIG is keyed by kernel name, the others are not read). Raises TleError (a
     rejection, exit 1) for frontend errors in a kernel, _Unusable (exit 2) for input that cannot
-    be read or parsed."""
+    be read or parsed, or whose DEFAULT_CONFIG gives an integer constexpr a value of another
+    kind (_check_integer_config_values)."""
+    loaded = _load(path, fixed, only)
+    _check_integer_config_values(path, loaded, fixed or {})
+    return loaded
+
+
+def _check_integer_config_values(path: Path, loaded: Loaded, fixed: dict) -> None:
+    """_Unusable (exit 2, at DEFAULT_CONFIG's line) when the DEFAULT_CONFIG "constexprs" of a
+    kernel gives a value that is no integer (a str, None, a list, a float, 5.0 too) to a
+    constexpr the kernel uses where Triton 3.6 takes only an integer, in a statement every
+    compile reaches (frontend/constexpr_kinds.py: a loop bound, tl.arange, a shape, a pointer's
+    offset): the protocol was verified for its integer values, while the configuration --gluon
+    lowers and a launch of it compiles would fail in Triton ("For loop bounds and step must all
+    be ints", "cannot convert None ... to tensor"), as one whose "constexprs" gives the
+    constexpr no value (_check_config_constexprs). A --param value of it takes the config's
+    place, and a bool is the integer Triton reads it as."""
+    from ..frontend.constexpr_kinds import integer_arguments, integer_constexprs
+
+    for name, config in loaded.defaults.items():
+        info = loaded.infos.get(name)
+        kir = getattr(info, "kir", None) or loaded.kirs.get(name)
+        if kir is None or not isinstance(config, dict):
+            continue
+        constexprs = {p.name for p in kir.params if p.constexpr}
+        integers = integer_constexprs(kir) | (integer_arguments(kir) & constexprs)
+        bad = [(n, config[n]) for n in sorted(integers)
+               if n in config and n not in fixed and not isinstance(config[n], int)]
+        if bad:
+            from .config import _line
+
+            n, v = bad[0]
+            kind = "" if v is None else f" (a {type(v).__name__})"
+            raise _Unusable(f"{path}:{_line(str(path))}: error: DEFAULT_CONFIG's \"constexprs\" "
+                            f"gives {n} = {v!r}{kind}, but kernel '{name}' uses "
+                            f"{n} where Triton takes only an integer (a loop bound, tl.arange, a "
+                            f"shape): the configuration --gluon lowers would not compile; give "
+                            f"{n} an integer")
+
+
+def _load(path: Path, fixed: Optional[dict] = None,
+          only: Optional[Sequence[str]] = None) -> Loaded:
+    """:func:`load`, without the check of DEFAULT_CONFIG's integer constexprs."""
     text = _read_input(path)
     if path.suffix == ".pipe":
         from ..ir.parser import parse_module
