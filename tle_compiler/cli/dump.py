@@ -572,6 +572,8 @@ def _check_signature(rep: KernelReport, loaded: Loaded, fixed: dict[str, int]) -
     rejected at that line, as the compile would refuse it, rather than verified."""
     name = rep.program.name
     info, sig = loaded.infos.get(name), loaded.signatures.get(name)
+    if info is None and loaded.kirs.get(name) is not None:
+        info = _kir_facts(loaded, name, rep.program)
     if info is None or any(d.severity == "error" for d in rep.diagnostics):
         return
     from ..diagnostics import Diagnostic
@@ -603,6 +605,26 @@ def _check_signature(rep: KernelReport, loaded: Loaded, fixed: dict[str, int]) -
     except TleError as e:
         if e.check == "signature":  # a shape left to a launch's constexprs is the lowering's
             rep.early.append(Diagnostic(loc=e.loc, message=e.message, check=e.check))
+
+
+def _kir_facts(loaded: Loaded, name: str, program: Program):
+    """What a .kir file's kernel ``name`` carries of a .py kernel's KernelInfo for the signature
+    checks (lowering/walks.kernel_facts, and the kernel arguments its protocol params are read
+    from, ``param_args``, derived as the frontend derives them for the view verified), so that
+    its DEFAULT_CONFIG signature is checked as a .py kernel's is (a protocol param typed u32,
+    i64, i1 or fp32); None where the view cannot be derived again (the verdict says why)."""
+    from ..frontend.protocol import analyse
+    from ..lowering.walks import kernel_facts
+
+    kir = loaded.kirs[name]
+    try:
+        param_args = analyse(kir, bind=dict(loaded.specialised_of(name)),
+                             read_files=False).param_args
+    except TleError:
+        return None
+    facts = kernel_facts(kir, program)
+    facts.param_args = dict(param_args)
+    return facts
 
 
 def _check_default_shapes(rep: KernelReport, loaded: Loaded) -> None:
