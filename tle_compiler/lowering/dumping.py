@@ -55,7 +55,7 @@ def kernel_config(kir, path: str, kernel: str) -> dict:
     cfg, keyed = kernel_entry(decode_config(encoded), kernel)
     warps = cfg.get("num_warps") if isinstance(cfg, dict) else None
     if warps is not None and warps != kir.num_warps:
-        raise TleError(f"DEFAULT_CONFIG gives num_warps {warps}, but kernel '{kir.name}' has "
+        raise TleError(f"DEFAULT_CONFIG gives num_warps {warps!r}, but kernel '{kir.name}' has "
                        f"num_warps={kir.num_warps} (@tle.jit, 4 when not given): the lowering "
                        f"and launches use the kernel's; give the same value or leave "
                        f"\"num_warps\" out of DEFAULT_CONFIG",

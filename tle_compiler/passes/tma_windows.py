@@ -103,6 +103,12 @@ def _check_bytes(ctx: PassContext, prog, tma: dict[str, dict[str, int]]) -> None
                 other = min(c.loc.line for p in prog.partitions for c in walk_accesses(p.body)
                             if c.tma and c.pipe == a.pipe and c.field == a.field
                             and c.nbytes == want)
+                if a.nbytes == 0:  # the IR's "unknown" (a .pipe `P.tma(i, f)`): no count
+                    ctx.error(a.loc, f"the TMA copy into {a.pipe}.{a.field} states no byte "
+                              f"count, the copy at line {other} {want}: every commit's "
+                              f"expect-tx counts {want} bytes for the field, which this copy "
+                              f"is not known to move; state its bytes", "tma-window")
+                    continue
                 ctx.error(a.loc, f"the TMA copy into {a.pipe}.{a.field} moves {a.nbytes} bytes, "
                           f"the copy at line {other} {want}: every commit's expect-tx counts "
                           f"{want} bytes for the field, so this window's full barrier would "
