@@ -313,3 +313,38 @@ def test_a_config_num_warps_given_as_a_string_is_shown_as_one(tmp_path, capsys):
     code, _, err = run_dump(capsys, "-q", str(path))
     assert code == 2 and "DEFAULT_CONFIG gives num_warps '4', but kernel 'k' has num_warps=4" \
         in err, err
+
+
+# ----------------------- E: a .kir whose DEFAULT_CONFIG shapes a field no launch allocates
+
+#: a ring of [2, C] fp32 fields, C a constexpr (DEFAULT_CONFIG: C = 64)
+C_FIELD = kernel(
+    loop("for p in range(N):", "s = w.acquire(p)\ntl.store(tle.gpu.local_ptr(s.tile), "
+         "tl.zeros([C], tl.float32))\nw.commit(p)\n"),
+    loop("for p in range(N):", "res = r.wait(p)\ntl.store(y_ptr + tl.arange(0, C), "
+         "tl.load(tle.gpu.local_ptr(res.slot.tile)))\nr.release(p)\n"),
+    config="64").replace("tle.gpu.alloc([2, 64], tl.float32)", "tle.gpu.alloc([2, C], tl.float32)")
+
+
+@pytest.mark.parametrize("c, words", [
+    (3, "dimension 3 is not a power of two"),
+    (65536, "bytes of shared memory up to field 'tile' of pipe 'kv'"),
+])
+def test_a_kir_whose_config_shapes_a_field_no_launch_allocates_is_rejected(tmp_path, capsys, c,
+                                                                          words):
+    """Before: the .kir of a ring of `[2, C]` fields, its default_config edited to C = 3 (no
+    power of two) or C = 65536 (512 KiB of rings), was verified, exit 0, by the default run
+    and -p emit-gluon, where the .py with that DEFAULT_CONFIG is rejected at the declaration
+    (Gluon refuses the allocation): cli/dump._check_default_shapes read a .py kernel's IR only."""
+    path, kir = _kir_of(tmp_path, capsys, C_FIELD)
+    assert "('C', 64)" in kir.read_text()
+    code, _, err = run_dump(capsys, "-q", str(kir))
+    assert code == 0, err
+    write_kernel(tmp_path, C_FIELD.replace('{"C": 64}', '{"C": %d}' % c), "edited.py")
+    code, _, err = run_dump(capsys, "-q", str(tmp_path / "edited.py"))
+    assert code == 1 and words in err and f"(DEFAULT_CONFIG: C = {c})" in err, err
+    kir.write_text(kir.read_text().replace("('C', 64)", f"('C', {c})"))
+    for flags in ((), ("-p", "emit-gluon")):
+        code, out, err = run_dump(capsys, "-q", *flags, str(kir))
+        assert code == 1 and words in err and f"(DEFAULT_CONFIG: C = {c})" in err, (flags, err)
+        assert ": verified for " not in err and "gl.warp_specialize" not in out, (flags, err)

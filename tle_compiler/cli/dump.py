@@ -628,15 +628,15 @@ def _kir_facts(loaded: Loaded, name: str, program: Program):
 
 
 def _check_default_shapes(rep: KernelReport, loaded: Loaded) -> None:
-    """A kernel the passes found no fault in, read generically, checked at its DEFAULT_CONFIG's
-    integer constexprs as a specialised read is (frontend/shared_memory.check_bound_shapes): a
-    field `[2, C]` with C = 3 there, or a C that makes the rings outgrow shared memory, is
-    rejected at the declaration, as the launch of that configuration would fail (Gluon refuses
+    """A kernel the passes found no fault in (of a .py or a .kir file), read generically, checked
+    at its DEFAULT_CONFIG's integer constexprs as a specialised read is
+    (frontend/shared_memory.check_bound_shapes): a field `[2, C]` with C = 3 there, or a C that
+    makes the rings outgrow shared memory, is rejected at the declaration, as the launch of that configuration would fail (Gluon refuses
     the allocation), rather than verified. Constexprs the read was specialised to were checked
     when it was made."""
     name = rep.program.name
     info, config = loaded.infos.get(name), loaded.defaults.get(name)
-    kir = getattr(info, "kir", None)
+    kir = getattr(info, "kir", None) or loaded.kirs.get(name)  # a .py kernel's, or a .kir's
     if kir is None or not config or any(d.severity == "error" for d in rep.diagnostics):
         return
     done = loaded.specialised_of(name)
