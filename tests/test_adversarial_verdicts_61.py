@@ -1,7 +1,64 @@
-"""A sixty-first adversarial round (adversarial round 61). Each case is a small kernel read by
-tle-dump's main().
+"""A sixty-first adversarial round (adversarial round 61): what tle-dump claims outside its
+default run: `-p` pipelines printed with --print-ir or lowering passes (round 60's open item),
+`.kir` files beside the `.py` they were printed from, DEFAULT_CONFIG values, and messages. Each
+case is a small kernel read by tle-dump's main().
 
-DOCSTRING_TODO
+False verdicts, fixed:
+
+- ``tle-dump -p verify-protocol,verify-deadlock --print-ir`` (or any pipeline whose passes give
+  a verdict: ``-p schedule-wgmma``, ``-p assign-layouts``) of a kernel whose partitions race on
+  global memory (a store and a load of `x_ptr` no hand-off orders) printed "verified for every
+  value of N", exit 0, and its IR, where the default run and ``-p verify-protocol`` without
+  --print-ir reject it (memory-race); round 48's `while` counter loaded through an untyped
+  pointer (bounded by the default run) was verified the same way. The memory-race, signature
+  and translation checks are no passes, and round 60 took the default verdict for emit-gluon
+  alone. FIXED: cli/dump.py ``_run_print_ir`` takes, for every pipeline that gives a verdict
+  (verify-deadlock after verify-protocol, its own or those its lowering passes require:
+  ``_protocol_passes_of``, ``_gives_verdict``), the verdict of ``-p`` of its protocol passes
+  without --print-ir first: a kernel only those checks reject prints no IR (exit 1, their
+  errors); one the pipeline rejects itself prints its IR as before; a bounded one is printed
+  with a warning, exit 3. A pipeline that gives no verdict (``-p infer-barriers --print-ir``,
+  ``-p materialize-barriers``) still claims nothing (exit 0), as documented.
+- DEFAULT_CONFIG ``"constexprs": {"C": "5"}`` (or None, [5], (5,), 5.0, 2.5) for a C the kernel
+  uses as a loop bound was "verified for every value of C (every integer C)", exit 0, and
+  --gluon / -p emit-gluon printed a Gluon module with ``C: gl.constexpr = '5'`` that Triton 3.6
+  refuses ("For loop bounds and step must all be ints", "cannot convert None ... to tensor"),
+  while a C given no value (compiled as None) was refused. FIXED: cli/dump.py
+  ``_check_integer_config_values``: a value that is no integer for a constexpr the kernel uses
+  where Triton takes only one (frontend/constexpr_kinds.py) is unusable input, exit 2 at
+  DEFAULT_CONFIG's line (a --param value takes its place; a bool is an integer).
+- A `.kir` file (printed by ``-p infer-barriers --print-ir``) whose default_config types the
+  protocol param N ``u32``, ``i16``, ``i64``, ``i1`` or ``fp32``, or whose trip count is loaded
+  through an ``*fp32`` pointer, was verified (exit 0) by the default run and -p emit-gluon; the
+  same `.py` is rejected (signature), and docs/passes.md says a .kir is verified as its .py is.
+  FIXED: ``_check_signature`` reads a .kir kernel's facts (``_kir_facts``: lowering/walks
+  ``kernel_facts`` and the params' arguments from frontend/protocol ``analyse``) where a .py
+  kernel has its KernelInfo.
+- A `.kir` whose default_config gives C = 3 to a ``[2, C]`` field (no power of two) or C = 65536
+  (rings past 227 KB) was verified and lowered (exit 0); its .py is rejected at the declaration.
+  FIXED: ``_check_default_shapes`` reads the .kir kernel's IR too.
+
+Messages, fixed: a `.pipe` TMA copy that states no byte count beside one that states 16384 was
+rejected as one that "moves 0 bytes" (0 is the IR's unknown): it now says it states none; a
+DEFAULT_CONFIG ``"num_warps": "4"`` was refused as "gives num_warps 4, but kernel 'k' has
+num_warps=4": the value is now shown as written ('4').
+
+Checked and held (no hole found): register budgets and warp counts (literal or constexpr),
+program-id and num_programs trip counts, slots reached after their release through aliases,
+tuples, helpers and pointers, TMA copies in helpers, loops, `if`s and `while`s, `tle.assume` on
+loaded, branch-chosen or program-id values, run-time loop steps that may be 0 (`N // 64`,
+`N % 2`, `C - 5`, a load), `.pipe` readers, views and capacities edited by hand, `.kir`
+capacities, warps, budgets and barrier attributes edited by hand (recomputed), `-p` orders
+(`verify-deadlock,verify-protocol,verify-deadlock`), several files under `-p`, a race that needs
+a param value other than the one --param gives (the race check covers every value), and the
+round trip of every bundled kernel's printed protocol.
+
+Left open: the printed protocol of a kernel rejected for a run-time loop step that may be 0
+(``for i in range(0, 10, N)`` with no pipe event) reads back "verified": a `.pipe` file holds no
+loop without events, so the obligation (Program.zero_steps) is not printed (the division
+obligations of round 59 are, through `def` lines). The filecheck kernels
+tests/filecheck/infer_stages.py and infer_barriers.py race on global memory (the default run
+rejects them); their pipelines give no verdict, so they still print.
 """
 
 from __future__ import annotations
