@@ -14,10 +14,11 @@ False verdicts, fixed:
   and translation checks are no passes, and round 60 took the default verdict for emit-gluon
   alone. FIXED: cli/dump.py ``_run_print_ir`` takes, for every pipeline that gives a verdict
   (verify-deadlock after verify-protocol, its own or those its lowering passes require:
-  ``_protocol_passes_of``, ``_gives_verdict``), the verdict of ``-p`` of its protocol passes
-  without --print-ir first: a kernel only those checks reject prints no IR (exit 1, their
-  errors); one the pipeline rejects itself prints its IR as before; a bounded one is printed
-  with a warning, exit 3. A pipeline that gives no verdict (``-p infer-barriers --print-ir``,
+  ``_protocol_passes_of``, report.py ``makes_claim``), each kernel's verdict of ``-p`` of its
+  protocol passes without --print-ir first (``_default_verdict_of`` collects its reports):
+  print_ir.py ``run_print_ir`` prints a kernel only those checks reject with their errors and no
+  IR (exit 1), one the pipeline rejects itself with its IR as before, and a bounded one with a
+  warning, exit 3; in a file of several kernels each is judged on its own. A pipeline that gives no verdict (``-p infer-barriers --print-ir``,
   ``-p materialize-barriers``) still claims nothing (exit 0), as documented.
 - DEFAULT_CONFIG ``"constexprs": {"C": "5"}`` (or None, [5], (5,), 5.0, 2.5) for a C the kernel
   uses as a loop bound was "verified for every value of C (every integer C)", exit 0, and
@@ -65,7 +66,11 @@ from __future__ import annotations
 
 import pytest
 
-from .adversarial_support import dump, expect, get, kernel, loop, put, run_dump, write_kernel
+from .adversarial_support import (HEAD, dump, expect, get, kernel, loop, put, run_dump,
+                                  write_kernel)
+
+#: the imports every kernel file of adversarial_support starts with
+HEAD_LINES = HEAD.rstrip("\n") + "\n"
 
 #: the ring's writer and reader over N windows
 WRITER = loop("for p in range(N):", put("p"))
@@ -405,3 +410,25 @@ def test_a_kir_whose_config_shapes_a_field_no_launch_allocates_is_rejected(tmp_p
         code, out, err = run_dump(capsys, "-q", *flags, str(kir))
         assert code == 1 and words in err and f"(DEFAULT_CONFIG: C = {c})" in err, (flags, err)
         assert ": verified for " not in err and "gl.warp_specialize" not in out, (flags, err)
+
+
+def test_a_printed_pipeline_judges_each_kernel_of_a_file(tmp_path, capsys):
+    """A file of two kernels, `k` whose partitions race and `k2` whose reader waits an index
+    never committed (the pipeline's own rejection): each gets its own verdict. (With a first fix
+    that took the file's verdict, `k` was still "verified for every value of N" on its summary
+    line beside `k2`'s rejection, exit 1.) Now `k` is rejected with the race, no IR, and `k2`'s
+    IR is printed with its own error."""
+    race = _racing().split("DEFAULT_CONFIG")[0]
+    hang = kernel(WRITER, loop("for p in range(N + 1):", get("p"))).split("DEFAULT_CONFIG")[0]
+    hang = (hang.replace("def k(", "def k2(").replace("produce", "produce2")
+            .replace("consume", "consume2").replace(HEAD_LINES, ""))
+    text = race + "\n" + hang + '\nDEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", ' \
+        '"y_ptr": "*fp32", "N": "i32"}, "constexprs": {"C": 5}}\n'
+    path = write_kernel(tmp_path, text)
+    code, out, err = run_dump(capsys, "-p", "verify-protocol,verify-deadlock", "--print-ir",
+                              str(path))
+    assert code == 1, err
+    assert "[memory-race]" in err and "tle-dump: k: rejected: 1 error" in err, err
+    assert "[wait-never-committed]" in err and "tle-dump: k2: rejected" in err, err
+    assert ": verified for " not in err, err
+    assert "kernel k2(" in out and "kernel k(" not in out, out

@@ -40,7 +40,8 @@ from ..diagnostics import TleError, TleVerificationWarning
 from ..ir.nodes import Module, Program
 from ..passes import DEFAULT_PIPELINE, PASSES, PassContext, run_pipeline
 from ..passes.verdict import BOUNDED, PROVED, REJECTED
-from .report import KernelReport, Qualification, diagnostic_json, render_json, render_text
+from .report import (KernelReport, Qualification, diagnostic_json, makes_claim, render_json,
+                     render_text)
 from .constexprs import lowering_constexprs, translation_types
 
 EXIT_OK, EXIT_REJECTED, EXIT_UNUSABLE, EXIT_NOT_PROVED = 0, 1, 2, 3
@@ -2351,6 +2352,9 @@ def _run(args, fmt: str) -> int:
             beside.close()
         _AHEAD.clear()
 
+    collect = getattr(args, "collect_reports", None)
+    if collect is not None:  # _default_verdict_of: each kernel's verdict, for -p --print-ir
+        collect.extend(reports)
     for rep in reports:
         for d in rep.diagnostics:
             print(str(d), file=sys.stderr)
@@ -2390,21 +2394,24 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
     _read_input(path)  # a missing file or a directory says so first
     # The checks tle-dump adds to the protocol passes (a memory race between partitions, the
     # signature's types and descriptors, the translation, loads of no known element type) are
-    # no passes of the pipeline: where the pipeline gives a verdict, that of the same run
-    # without --print-ir is taken first, so that printing the IR does not turn a rejected
-    # kernel into a verified one. A pipeline with emit-gluon prints the lowered kernel, as
-    # --gluon does: it takes the default run's verdict; any other that runs verify-protocol and
-    # then verify-deadlock (its own, or those its lowering passes require) takes that of its
-    # protocol passes, as `-p` of them gives it. One that gives no verdict claims nothing.
+    # no passes of the pipeline: where the pipeline gives a verdict, each kernel's verdict of
+    # the same run without --print-ir is taken first, so that printing the IR does not turn a
+    # rejected kernel into a verified one. A pipeline with emit-gluon prints the lowered kernel,
+    # as --gluon does: it takes the default run's verdict, and prints nothing when that rejects
+    # a kernel; any other that runs verify-protocol and then verify-deadlock (its own, or those
+    # its lowering passes require) takes that of its protocol passes, as `-p` of them gives it
+    # (print_ir.run_print_ir: a kernel only those checks reject is printed with their errors and
+    # no IR). One that gives no verdict claims nothing.
     lowered = "emit-gluon" in names
     protocol = _protocol_passes_of(names)
-    if lowered or _gives_verdict(protocol):
-        first, first_err = _default_verdict_of(
+    if lowered or makes_claim(protocol):
+        first, first_err, beside = _default_verdict_of(
             args, path, DEFAULT_PIPELINE if lowered else ",".join(protocol))
     else:
-        first, first_err = 0, ""
-    if first == 1 and lowered:
+        first, first_err, beside = 0, "", []
+    if first == 1 and (lowered or not beside):
         # the Gluon printed is the lowered kernel: a rejected kernel is not lowered as verified
+        # (and a file the run could not read has no kernel to print)
         sys.stderr.write(first_err)
         _error_text(args, "text", f"tle-dump: {path}: nothing printed (exit 1): the "
                     f"errors are on stderr")
@@ -2416,29 +2423,8 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
         _check_params(given, programs, Loaded(Module(tuple(programs)), dict(specialised),
                                               dict(constexprs), dict(defaults or {})))
 
-    if first == 1:
-        # the pipeline's own rejection (its IR with the errors it records) is printed as it
-        # was; a kernel only the checks beside the passes reject gets their errors, no IR
-        err = io.StringIO()
-        with contextlib.redirect_stderr(err):
-            code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable,
-                                                check)
-        if code != 1:
-            sys.stderr.write(first_err)
-            _error_text(args, "text", f"tle-dump: {path}: nothing printed (exit 1): the "
-                        f"errors are on stderr")
-            return 1
-        sys.stderr.write(err.getvalue())
-    else:
-        code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable, check)
-    if first == 3 and code == 0:
-        # the default run leaves a kernel not proved for a reason the pipeline's passes do not
-        # see (a value loaded through a pointer of no known element type): not proved here either
-        what = "Gluon" if lowered else "kernel IR"
-        print(f"tle-dump: warning: {path}: not proved: tle-dump's run without --print-ir "
-              f"leaves a kernel bounded or unknown (exit 3; run it without -p for the reason); "
-              f"the {what} printed is not proved", file=sys.stderr)
-        code = 3
+    code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable, check,
+                                        beside={r.program.name: r for r in beside})
     # the Gluon a pipeline ending in emit-gluon prints is its product, as --gluon's: -q keeps it
     if text and (_reporting(args) or "emit-gluon" in names):
         _emit(args, "text", text)
@@ -2467,26 +2453,22 @@ def _protocol_passes_of(names: Sequence[str]) -> list[str]:
     return [n for n in ran if n in PASSES]
 
 
-def _gives_verdict(protocol: Sequence[str]) -> bool:
-    """Whether a pipeline running the protocol passes ``protocol`` (in this order) gives a
-    verdict: verify-deadlock after verify-protocol, whose rules its argument assumes."""
-    return ("verify-protocol" in protocol
-            and "verify-deadlock" in protocol[protocol.index("verify-protocol") + 1:])
-
-
-def _default_verdict_of(args, path: Path, passes: str = DEFAULT_PIPELINE) -> tuple[int, str]:
+def _default_verdict_of(args, path: Path, passes: str = DEFAULT_PIPELINE
+                        ) -> tuple[int, str, list[KernelReport]]:
     """The exit status of tle-dump's run of ``passes`` on ``path`` without --print-ir (the
     default run's pipeline unless given), with the same --param, --bound and --kernel, its
-    report not printed, and what it wrote on stderr (the errors that say why it rejects)."""
+    report not printed, what it wrote on stderr (the errors that say why it rejects), and its
+    kernels' reports (none where it could not read the file)."""
     import copy
 
     first = copy.copy(args)
     first.passes, first.print_ir, first.quiet, first.output = passes, False, True, None
     first.graph, first.format = False, None
+    first.collect_reports = []
     err = io.StringIO()
     with contextlib.redirect_stderr(err):
         code = _run(first, "text")
-    return code, err.getvalue()
+    return code, err.getvalue(), first.collect_reports
 
 
 def _unreadable(args, fmt: str, path: Path, err: TleError) -> int:
