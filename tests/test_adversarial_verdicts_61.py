@@ -39,6 +39,11 @@ False verdicts, fixed:
   (rings past 227 KB) was verified and lowered (exit 0); its .py is rejected at the declaration.
   FIXED: ``_check_default_shapes`` reads the .kir kernel's IR too.
 
+A wrong exit status, fixed: ``tle-dump -p emit-gluon k.pipe`` exited 1 for a `.pipe` the
+verifier rejects (round 60's default verdict ran first) and 2 ("printing the kernel IR needs a
+.py or .kir file") for one it verifies; now 2 for both, before any verdict (cli/dump.py
+``_run_print_ir``).
+
 Messages, fixed: a `.pipe` TMA copy that states no byte count beside one that states 16384 was
 rejected as one that "moves 0 bytes" (0 is the IR's unknown): it now says it states none; a
 DEFAULT_CONFIG ``"num_warps": "4"`` was refused as "gives num_warps 4, but kernel 'k' has
@@ -432,3 +437,43 @@ def test_a_printed_pipeline_judges_each_kernel_of_a_file(tmp_path, capsys):
     assert "[wait-never-committed]" in err and "tle-dump: k2: rejected" in err, err
     assert ": verified for " not in err, err
     assert "kernel k2(" in out and "kernel k(" not in out, out
+
+
+# ------------------------------------------- F: -p emit-gluon of a .pipe file's exit status
+
+REJECTED_PIPE = """kernel k
+param N >= 0
+
+pipe kv capacity=2 fields=(tile)
+
+partition produce default warps=4 {
+  for p in range(N) {
+    kv.acquire(p)
+    kv.write(p, tile)
+    kv.commit(p)
+  }
+}
+
+partition consume warps=4 regs=232 {
+  for p in range(N + 1) {
+    kv.wait(p)
+    kv.read(p, tile)
+    kv.release(p)
+  }
+}
+"""
+
+
+@pytest.mark.parametrize("flags", [("-p", "emit-gluon"), ("-p", "materialize-barriers"),
+                                   ("-p", "verify-protocol,verify-deadlock", "--print-ir")])
+def test_a_pipeline_printing_ir_refuses_a_pipe_file_whatever_its_verdict(tmp_path, capsys,
+                                                                         flags):
+    """Before: `tle-dump -p emit-gluon k.pipe` exited 1 (the default run's rejection, taken
+    first since round 60) for a .pipe the verifier rejects, and 2 ("printing the kernel IR
+    needs a .py or .kir file") for one it verifies: the usage error came after the verdict. Now
+    exit 2 for both, as for every pipeline that prints the kernel IR."""
+    for text in (REJECTED_PIPE, REJECTED_PIPE.replace("range(N + 1)", "range(N)")):
+        path = write_kernel(tmp_path, text, "k.pipe")
+        code, out, err = run_dump(capsys, "-q", *flags, str(path))
+        assert code == 2 and "printing the kernel IR needs a .py or .kir file" in err, err
+        assert "error: the reader" not in err, err

@@ -2392,6 +2392,9 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
     if args.output:
         _check_output(Path(args.output), path)
     _read_input(path)  # a missing file or a directory says so first
+    if path.suffix not in (".py", ".kir"):  # before any verdict: unusable whatever the kernel
+        raise _Unusable(f"{path}: error: printing the kernel IR needs a .py or .kir file (a "
+                        f".pipe file holds only the protocol)")
     # The checks tle-dump adds to the protocol passes (a memory race between partitions, the
     # signature's types and descriptors, the translation, loads of no known element type) are
     # no passes of the pipeline: where the pipeline gives a verdict, each kernel's verdict of
