@@ -85,9 +85,9 @@ exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
      ("int", "*float32"), a signature typing "constexpr" a run-time argument or a constexpr
      "constexprs" gives no value, a "constexprs" value other than an integer (None, a str, a
      float) for a constexpr the kernel uses where Triton takes only one (a loop bound, a
-     shape), an output (-o, or stdout) that cannot be written, is the
-     input file or ends in '/', --gluon/--ttgir/--ptx with --graph or with an -o/--format of JSON or a
-     picture, --print-ir (or a lowering pass in -p) with --graph, --format dot/json or
+     shape), an output (-o, or stdout) that cannot be written, is the input file or ends in
+     '/', --gluon/--ttgir/--ptx with --graph or with an -o/--format of JSON or a picture,
+     --print-ir (or a lowering pass in -p) with --graph, --format dot/json or
      --gluon/--ttgir/--ptx, --gluon/--ttgir/--ptx on a file without a DEFAULT_CONFIG or whose
      signature or constexprs name no argument of the kernel, or whose signature leaves one
      untyped
@@ -632,9 +632,9 @@ def _check_default_shapes(rep: KernelReport, loaded: Loaded) -> None:
     """A kernel the passes found no fault in (of a .py or a .kir file), read generically, checked
     at its DEFAULT_CONFIG's integer constexprs as a specialised read is
     (frontend/shared_memory.check_bound_shapes): a field `[2, C]` with C = 3 there, or a C that
-    makes the rings outgrow shared memory, is rejected at the declaration, as the launch of that configuration would fail (Gluon refuses
-    the allocation), rather than verified. Constexprs the read was specialised to were checked
-    when it was made."""
+    makes the rings outgrow shared memory, is rejected at the declaration, as the launch of that
+    configuration would fail (Gluon refuses the allocation), rather than verified. Constexprs
+    the read was specialised to were checked when it was made."""
     name = rep.program.name
     info, config = loaded.infos.get(name), loaded.defaults.get(name)
     kir = getattr(info, "kir", None) or loaded.kirs.get(name)  # a .py kernel's, or a .kir's
