@@ -1761,6 +1761,21 @@ class Builder(BuildRules, ConstexprRules):
     RUNTIME_OPS = frozenset({"tl.load", "tl.program_id", "tl.num_programs", "tl.atomic_add",
                              "tl.atomic_max", "tl.atomic_min", "tl.atomic_cas", "tl.atomic_xchg"})
 
+    def constexpr_argument(self, a: ast.expr) -> bool:
+        """Whether the argument ``a`` of a helper's call (the caller's frame building it) is a
+        constexpr in Triton 3.6, which a jit function's parameter then is: a number written in
+        the call (signed or not), a name the caller holds as a constexpr (its constexpr
+        parameter, a `tl.constexpr` binding), or operators on those alone."""
+        if isinstance(a, ast.Constant):
+            return type(a.value) in (int, float, bool)
+        if isinstance(a, ast.Name):
+            return a.id in self.frame.constexprs
+        if isinstance(a, ast.UnaryOp) and isinstance(a.op, (ast.USub, ast.UAdd, ast.Invert)):
+            return self.constexpr_argument(a.operand)
+        if isinstance(a, ast.BinOp):
+            return self.constexpr_argument(a.left) and self.constexpr_argument(a.right)
+        return False
+
     def static_arithmetic(self, e: K.Expr) -> bool:
         """Whether ``e`` is arithmetic (operators, comparisons, `and` / `or` / `not`) on constants
         and the variables of enclosing tl.static_range loops only: a constexpr in Triton (and in
@@ -3305,6 +3320,14 @@ class Builder(BuildRules, ConstexprRules):
         frame.tensor_items = {p: items for p, items in (
             (p, self.tensor_items_of(a)) for p, a in passed)
             if p in params and p not in frame.tensor_params and items}
+        # ... and a number, a caller's constexpr or arithmetic on those as a constexpr: the
+        # helper's parameter is a constexpr then, and rebinding it in a loop or a branch of an
+        # `if` on a runtime value is refused as Triton refuses it (constexpr_rebound_in_region;
+        # `if c: s = 2.0` of `s` given 3.0 was verified and lowered, where Triton 3.6 fails:
+        # "initial value for `s` is of type constexpr[3.0], but the then block redefines it")
+        frame.constexprs = {p for p, a in passed
+                            if p in params and p not in frame.tensor_params
+                            and self.constexpr_argument(a)}
         if len(args) > len(positional):
             raise self.err(f"'{fdef.name}' takes {len(positional)} positional arguments, "
                            f"{len(args)} given", node, check="bad-call")

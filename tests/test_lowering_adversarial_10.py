@@ -1,0 +1,173 @@
+"""What is verified is what is lowered, lowering adversarial round 10 (round 50 overall): kernels
+tle-dump verified and translated to Gluon where the Gluon computed something else than the source
+means under Triton 3.6, or compiled a construct Triton 3.6 refuses.
+
+Tried (each a small kernel of the templates of rounds 5 and 6, dumped with ``--gluon`` and read
+against Triton 3.6's code generator, plain Triton compiled for sm_90a on the CPU where the
+reference matters): keyword and method forms of reductions (``t.sum(1, keep_dims=True)``,
+``tl.max(..., propagate_nan=...)``, ``tl.sum(t, 1, True)``), ``tl.maximum(y=..., x=...)``,
+``tl.where(condition=..., ...)``, ``x.T.T``, builtin ``min`` / ``max`` of tensors, scalars and
+three operands, bf16 maximum promotion into a slot store, chained comparisons, unary ``+``,
+``not`` in a mask, ``//=`` / ``%=`` and ``//`` / ``%`` by negative constants on scalars, atomics
+and effectful helpers in conditional expressions, ``and``, ``elif`` conditions and ``while``
+conditions, names clashing with the generated module's (``L2``, ``_v2``, ``kv_tile``,
+``kv_full0``, ``_kv_s3``, ``_st1_ret``, ``_old2``, ``gl``), one partition given the same pipe
+twice, code after warp_specialize, helpers' parameters rebound in branches and loops.
+
+Wrong and fixed:
+* test_a_helper_parameter_given_a_constexpr_is_not_rebound_in_a_region: ``hs(t, 3.0, p < M)``
+  with ``def hs(t, s, c): if c: s = 2.0; return t * s`` (and ``s`` given ``3``, rebound in a
+  ``for`` or a ``while``): Triton passes a number (a constexpr, arithmetic on constexprs) to a jit
+  function as a constexpr, and refuses the rebinding ("initial value for `s` is of type
+  constexpr[3.0], but the then block redefines it as fp32[]", "Loop carried variable s changed
+  type"); the frontend refused it for a partition's parameter given a number but not for a
+  helper's, so tle-dump verified the kernel and the lowering compiled it (``_hs1_s = 3.0`` then
+  ``_hs1_s = 2.0`` under the ``if``). The builder now marks a helper's parameter given a constexpr
+  as one (frontend/build.py ``inline``, ``constexpr_argument``), and the rebinding is refused at
+  its line (constexpr_rules ``constexpr_rebound_in_region``).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tle_compiler.diagnostics import TleVerificationWarning  # noqa: E402
+
+from tests.test_lowering_adversarial_5 import _dump, _reg, _write  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings(f"ignore::{TleVerificationWarning.__module__}."
+                                        f"{TleVerificationWarning.__name__}")
+
+
+def _with_helpers(body: str, helpers: str, dt: str = "float32") -> str:
+    """The reader template of round 5 with ``body`` in its loop and ``helpers`` (module code)
+    before DEFAULT_CONFIG."""
+    text = _reg(body, dt)
+    return text.replace("\n\nDEFAULT_CONFIG",
+                        "\n\n" + textwrap.dedent(helpers).strip("\n") + "\n\n\nDEFAULT_CONFIG")
+
+
+def _refused_at(tmp_path: Path, text: str, line_text: str, words: str) -> str:
+    path = _write(tmp_path, text)
+    line = next(i for i, t in enumerate(text.splitlines(), 1) if line_text in t)
+    rc, out = _dump(path, "-q", "--gluon")
+    assert rc == 1, out
+    assert f"kernel.py:{line}: error" in out and words in out, out
+    return out
+
+
+# ------------------------------------------------- helpers' parameters given constexprs
+
+HELPERS = '''
+def hs(t, s, c):
+    if c:
+        s = 2.0
+    return t * s
+
+
+def hi(t, s, c):
+    if c:
+        s = 2
+    else:
+        s = 1
+    return t * s
+
+
+def hl(t, s, M):
+    for i in range(M):
+        t = t * s
+        s = 2.0
+    return t
+
+
+def hw(t, s, M):
+    while s < M:
+        s = s + 1
+    return t * s
+
+
+def hz(t, s):
+    s = 2.0
+    if s > 1.0:
+        t = t * s
+    return t
+'''
+
+CONSTEXPR_REBOUND = "is a constexpr in Triton"
+
+
+@pytest.mark.parametrize("call, line_text", [
+    ("hs(t, 3.0, p < M)", "        s = 2.0"),
+    ("hs(t, -3.0, p < M)", "        s = 2.0"),
+    ("hs(t, 1.5 * 2, p < M)", "        s = 2.0"),
+    ("hi(t, 3, p < M)", "        s = 2\n"),
+    ("hl(t, 3.0, M)", "        s = 2.0"),
+    ("hw(t, 3, M)", "        s = s + 1"),
+], ids=["if", "negative", "arithmetic", "both-branches", "for", "while"])
+def test_a_helper_parameter_given_a_constexpr_is_not_rebound_in_a_region(tmp_path, call,
+                                                                         line_text):
+    text = _with_helpers(f"tl.store(y_ptr + p * 2048 + offs, {call})", HELPERS)
+    line_text = line_text.rstrip("\n")
+    lines = text.splitlines()
+    # the first line of the helper's body that rebinds the parameter, in the called helper
+    start = next(i for i, t in enumerate(lines) if t.startswith(f"def {call.split('(')[0]}("))
+    at = next(i for i in range(start, len(lines)) if lines[i] == line_text) + 1
+    path = _write(tmp_path, text)
+    rc, out = _dump(path, "-q", "--gluon")
+    assert rc == 1, out
+    assert f"kernel.py:{at}: error" in out and CONSTEXPR_REBOUND in out, out
+
+
+@pytest.mark.parametrize("call", ["hs(t, p * 1.0, p < M)", "hz(t, 3.0)"],
+                         ids=["runtime-argument", "rebound-before-the-if"])
+def test_a_helper_parameter_rebound_as_triton_allows_lowers(tmp_path, call):
+    """A parameter given a runtime value may be rebound in a branch (one type, fp32), and one
+    given a number may be rebound outside any region (it is a tensor from there on)."""
+    text = _with_helpers(f"tl.store(y_ptr + p * 2048 + offs, {call})", HELPERS)
+    rc, out = _dump(_write(tmp_path, text), "-q", "--gluon")
+    assert rc == 0, out
+
+
+def test_plain_triton_refuses_a_helper_constexpr_rebound_in_a_branch(tmp_path):
+    """The reference: Triton 3.6 compiles a jit helper given 3.0 with the parameter a constexpr,
+    and refuses its rebinding under an `if` on a runtime value."""
+    import importlib.util
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    src = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def hs(t, s, c):
+            if c:
+                s = 2.0
+            return t * s
+
+
+        @triton.jit
+        def k(x_ptr, y_ptr, M):
+            offs = tl.arange(0, 64)
+            tl.store(y_ptr + offs, hs(tl.load(x_ptr + offs), 3.0, M > 0))
+    ''')
+    path = tmp_path / "ref_hs.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("ref_hs", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises(Exception) as info:
+        triton.compile(triton.compiler.ASTSource(mod.k, {"x_ptr": "*fp32", "y_ptr": "*fp32",
+                                                         "M": "i32"}, {}),
+                       target=GPUTarget("cuda", 90, 32))
+    e = info.value
+    texts = []
+    while e is not None:
+        texts.append(str(e))
+        e = e.__cause__ or e.__context__
+    assert any("constexpr[3.0], but the then block redefines it" in t for t in texts), texts
