@@ -121,6 +121,19 @@ def test_a_helper_parameter_given_a_constexpr_is_not_rebound_in_a_region(tmp_pat
     assert f"kernel.py:{at}: error" in out and CONSTEXPR_REBOUND in out, out
 
 
+def test_a_helper_parameter_given_a_static_range_variable_is_a_constexpr(tmp_path):
+    """``tl.static_range``'s variable is a constexpr in each unrolled iteration: ``i * 1.0``
+    passed to the helper is one, and its rebinding under the `if` is refused as well."""
+    text = _with_helpers("for i in tl.static_range(2):\n"
+                         "    tl.store(y_ptr + p * 2048 + offs, hs(t, i * 1.0, p < M))", HELPERS)
+    lines = text.splitlines()
+    start = lines.index("def hs(t, s, c):")
+    at = lines.index("        s = 2.0", start) + 1
+    rc, out = _dump(_write(tmp_path, text), "-q", "--gluon")
+    assert rc == 1, out
+    assert f"kernel.py:{at}: error" in out and CONSTEXPR_REBOUND in out, out
+
+
 @pytest.mark.parametrize("call", ["hs(t, p * 1.0, p < M)", "hz(t, 3.0)"],
                          ids=["runtime-argument", "rebound-before-the-if"])
 def test_a_helper_parameter_rebound_as_triton_allows_lowers(tmp_path, call):

@@ -1765,11 +1765,14 @@ class Builder(BuildRules, ConstexprRules):
         """Whether the argument ``a`` of a helper's call (the caller's frame building it) is a
         constexpr in Triton 3.6, which a jit function's parameter then is: a number written in
         the call (signed or not), a name the caller holds as a constexpr (its constexpr
-        parameter, a `tl.constexpr` binding), or operators on those alone."""
+        parameter, a `tl.constexpr` binding, a tl.static_range variable), or operators on those
+        alone."""
         if isinstance(a, ast.Constant):
             return type(a.value) in (int, float, bool)
         if isinstance(a, ast.Name):
-            return a.id in self.frame.constexprs
+            # (the variable of an enclosing tl.static_range loop: a constexpr in each unrolled
+            # iteration)
+            return a.id in self.frame.constexprs or self.frame.kir(a.id) in self.static_vars
         if isinstance(a, ast.UnaryOp) and isinstance(a.op, (ast.USub, ast.UAdd, ast.Invert)):
             return self.constexpr_argument(a.operand)
         if isinstance(a, ast.BinOp):
