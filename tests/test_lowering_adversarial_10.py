@@ -24,7 +24,19 @@ Wrong and fixed:
   helper's, so tle-dump verified the kernel and the lowering compiled it (``_hs1_s = 3.0`` then
   ``_hs1_s = 2.0`` under the ``if``). The builder now marks a helper's parameter given a constexpr
   as one (frontend/build.py ``inline``, ``constexpr_argument``), and the rebinding is refused at
-  its line (constexpr_rules ``constexpr_rebound_in_region``).
+  its line (constexpr_rules ``constexpr_rebound_in_region``); so too a parameter given a
+  ``tl.static_range`` variable (test_a_helper_parameter_given_a_static_range_variable_...).
+* test_a_tuple_item_loads_where_the_tuple_is_bound: ``u = (tl.load(y_ptr + 3), 1)``, then
+  ``tl.store(y_ptr + 3, 7.0)``, then ``t * u[0]``: the kernel IR keeps a tuple's item
+  expressions and reads ``u[0]`` as the item where it is used (its items were copied to
+  temporaries only when they read a variable bound again later); the lowering spells a scalar
+  load where it stands, so the Gluon loaded after the store (``gl.store((y_ptr + 3), 7.0)``,
+  then ``t * gl.load((y_ptr + 3))``) where Python and Triton load before it. A kernel-body
+  tuple handed to a partition (test_a_kernel_body_tuple_item_loads_before_the_body_stores) put
+  the load into warp_specialize's argument list, after the body's store. An item that loads is
+  now bound to a temporary where the tuple is bound (frontend/build.py ``snapshot``,
+  ``reads_memory``); a block load was materialised by the lowering already, so only the KIR's
+  temporary is new for it.
 """
 
 from __future__ import annotations
@@ -184,3 +196,54 @@ def test_plain_triton_refuses_a_helper_constexpr_rebound_in_a_branch(tmp_path):
         texts.append(str(e))
         e = e.__cause__ or e.__context__
     assert any("constexpr[3.0], but the then block redefines it" in t for t in texts), texts
+
+
+# ------------------------------------------------- tuple items that load
+
+def _consumer(gluon: str) -> list[str]:
+    body = gluon[gluon.index("def consume("):]
+    return [ln.strip() for ln in body[:body.index("@gluon.jit")].splitlines()]
+
+
+def _at(lines: list[str], text: str) -> int:
+    (i,) = [i for i, ln in enumerate(lines) if text in ln]
+    return i
+
+
+@pytest.mark.parametrize("body", [
+    "u = (tl.load(y_ptr + 3), 1)\ntl.store(y_ptr + 3, 7.0)\n"
+    "tl.store(y_ptr + p * 2048 + offs, t * u[0])",
+    "u = ((tl.load(y_ptr + 3) * 2.0, 1), 5)\ntl.store(y_ptr + 3, 7.0)\n"
+    "tl.store(y_ptr + p * 2048 + offs, t * u[0][0])",
+    "u = (1, tl.load(pointer=y_ptr + 3))\ntl.atomic_add(y_ptr + 3, 7.0)\n"
+    "tl.store(y_ptr + p * 2048 + offs, t * u[1])",
+], ids=["item", "nested-item", "keyword-load"])
+def test_a_tuple_item_loads_where_the_tuple_is_bound(tmp_path, body):
+    """``u = (tl.load(y_ptr + 3), 1)``, then ``tl.store(y_ptr + 3, 7.0)``, then ``t * u[0]``:
+    Python and Triton load before the store. The tuple kept its item's expression and the
+    lowering spells a scalar load where it stands, so the Gluon loaded at ``u[0]``, after the
+    store, and multiplied by 7.0. The item is now bound to a temporary where the tuple is
+    bound (frontend/build.py ``snapshot``, ``reads_memory``)."""
+    rc, out = _dump(_write(tmp_path, _reg(body, "float32")), "-q", "--gluon")
+    assert rc == 0, out
+    lines = _consumer(out)
+    load = _at(lines, "gl.load((y_ptr + 3))")
+    effect = _at(lines, "(y_ptr + 3), 7.0)")
+    assert load < effect, lines
+
+
+def test_a_kernel_body_tuple_item_loads_before_the_body_stores(tmp_path):
+    """The same in the kernel body: ``T = (tl.load(x_ptr + 5), 1)``, ``tl.store(x_ptr + 5,
+    0.0)``, ``T`` handed to a partition that reads ``T[0]``: the load was written into
+    warp_specialize's argument list, after the store."""
+    text = _reg("tl.store(y_ptr + p * 2048 + offs, t * T[0])", "float32")
+    text = text.replace("    tle.gpu.warp_specialize(",
+                        "    T = (tl.load(x_ptr + 5), 1)\n    tl.store(x_ptr + 5, 0.0)\n"
+                        "    tle.gpu.warp_specialize(", 1)
+    text = text.replace("(consume, (kv, y_ptr, N, M))", "(consume, (kv, y_ptr, N, M, T))")
+    text = text.replace("def consume(kv, y_ptr, N, M):", "def consume(kv, y_ptr, N, M, T):")
+    rc, out = _dump(_write(tmp_path, text), "-q", "--gluon")
+    assert rc == 0, out
+    body = out[out.index("def k("):]
+    lines = [ln.strip() for ln in body.splitlines()]
+    assert _at(lines, "gl.load((x_ptr + 5))") < _at(lines, "gl.store((x_ptr + 5), 0.0)"), lines

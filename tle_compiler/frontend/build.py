@@ -2261,11 +2261,20 @@ class Builder(BuildRules, ConstexprRules):
                 return True
         return False
 
+    @staticmethod
+    def reads_memory(e: K.Expr) -> bool:
+        """Whether ``e`` loads (``tl.load``): a tuple item that does is the value memory held
+        where the tuple was bound, not where an item is read (a store in between, `u =
+        (tl.load(p), 1)`, `tl.store(p, 7.0)`, `u[0]`, read the 7.0: the lowering spells a
+        scalar load where it stands)."""
+        return any(isinstance(x, K.Op) and x.name == "tl.load" for x in K.walk_expr(e))
+
     def snapshot(self, e: K.Expr, st: Optional[Static], node: ast.AST, item: bool = False
                  ) -> tuple[K.Expr, Optional[Static]]:
         """``e`` (with what ``st`` says of it) as the name ``node`` binds must hold it: each
-        tuple item that reads a variable rebound later (:meth:`rebound_later`) is assigned to a
-        temporary here, and the tuple holds the temporary. A value the builder holds as a
+        tuple item that reads a variable rebound later (:meth:`rebound_later`) or loads from
+        memory (:meth:`reads_memory`) is assigned to a temporary here, and the tuple holds the
+        temporary. A value the builder holds as a
         compile-time expression of such a variable (a helper returning its parameter) becomes
         a runtime value, which the binding's assignment copies. Pipes, handles, buffers and
         tuple-valued variables (their items were copied the same way where they were bound)
@@ -2289,7 +2298,8 @@ class Builder(BuildRules, ConstexprRules):
             return (K.TupleExpr(tuple(x for x, _ in new), e.loc),
                     Static("tuple", nsts) if any(sx is not None for sx in nsts) else None)
         if not item or isinstance(e, (K.Const, K.Global, K.DType)) \
-                or self.tuple_shape(e, st) is not None or not self.rebound_later(e, node):
+                or self.tuple_shape(e, st) is not None \
+                or not (self.rebound_later(e, node) or self.reads_memory(e)):
             return e, st
         f = self.frame
         tmp = self.fresh("t")
