@@ -37,6 +37,12 @@ Wrong and fixed:
   now bound to a temporary where the tuple is bound (frontend/build.py ``snapshot``,
   ``reads_memory``); a block load was materialised by the lowering already, so only the KIR's
   temporary is new for it.
+* test_a_gather_with_a_constant_mask_compiles_as_printed: ``tl.store(local_ptr(slot.tile),
+  tl.load(ptrs, mask=True))`` (``mask=False, other=0.0`` too) was printed by tle-dump as the
+  cp.async gather ``async_copy_global_to_shared(..., mask=True)``, which Gluon refuses ("'bool'
+  object has no attribute 'handle'"); compile_kernel then fell back to register gathers, so the
+  compiled module was not the printed one. A True / None mask is now left out of the copy and
+  any other constant mask is a register load (lowering/translate.py ``_cp_async_form``).
 """
 
 from __future__ import annotations
@@ -247,3 +253,38 @@ def test_a_kernel_body_tuple_item_loads_before_the_body_stores(tmp_path):
     body = out[out.index("def k("):]
     lines = [ln.strip() for ln in body.splitlines()]
     assert _at(lines, "gl.load((x_ptr + 5))") < _at(lines, "gl.store((x_ptr + 5), 0.0)"), lines
+
+
+# ------------------------------------------------- a gather with a constant mask
+
+@pytest.mark.parametrize("mask", ["True"])
+def test_a_gather_with_a_constant_mask_compiles_as_printed(tmp_path, mask):
+    """``tl.store(local_ptr(slot.tile), tl.load(ptrs, mask=True))``: tle-dump printed the
+    cp.async form ``async_copy_global_to_shared(..., mask=True)``, which Gluon refuses (its
+    cp.async takes a tensor mask: "'bool' object has no attribute 'handle'"); the compile then
+    fell back to register gathers, so the module compiled was not the one tle-dump printed. A
+    mask of True (or None, which compiled already) is now left out of the copy (translate.py
+    ``_cp_async_form``), and the printed module is the compiled one."""
+    from tests.test_lowering_adversarial_5 import _config, _fill
+    from tle_compiler.lowering.compile import compile_kernel
+
+    text = _fill("float32", f"tl.load(x_ptr + offs, mask={mask})")
+    path = _write(tmp_path, text)
+    rc, out = _dump(path, "-q", "--gluon")
+    assert rc == 0, out
+    assert "async_copy.async_copy_global_to_shared(kv_tile.index(_kv_s1), (x_ptr + offs))" in out
+    compiled = compile_kernel((str(path), "k"), _config(path)["signature"], {})
+    assert compiled.tle_generated.uses_cp_async
+    assert "async_copy_global_to_local" in compiled.asm["ttgir"]
+
+
+def test_a_gather_with_a_false_mask_loads_in_registers(tmp_path):
+    """``mask=False`` masks every element: the register load of the constant, as tl.load
+    computes it (``other``), not a copy with a bool Gluon refuses."""
+    from tests.test_lowering_adversarial_5 import _fill
+
+    text = _fill("float32", "tl.load(x_ptr + offs, mask=False, other=0.0)")
+    rc, out = _dump(_write(tmp_path, text), "-q", "--gluon")
+    assert rc == 0, out
+    assert "async_copy_global_to_shared" not in out
+    assert "gl.load((x_ptr + offs), mask=False, other=0.0)" in out

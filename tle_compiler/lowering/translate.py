@@ -1609,6 +1609,15 @@ class FnTranslator:
         if "other" in kws and not (isinstance(kws["other"], K.Const)
                                    and kws["other"].value == 0 and kws["other"].value is not False):
             return None
+        if isinstance(kws.get("mask"), K.Const):
+            # a constant mask: Gluon's cp.async takes a tensor (or a runtime scalar) only, and
+            # `mask=True` failed its compile ("'bool' object has no attribute 'handle'"), so
+            # tle-dump printed a module the compile then replaced by register gathers. True (or
+            # None) masks nothing: the copy without it; any other constant is loaded in
+            # registers, as tl.load computes it
+            if kws["mask"].value is not True and kws["mask"].value is not None:
+                return None
+            kws.pop("mask")
         if any(POINTEE_DTYPES.get(k, k) != ring.dtype
                for k in self._static_pointees(pointer_arg(val_node)) if k is not None):
             # cp.async copies bytes: values of another element type must be loaded and
