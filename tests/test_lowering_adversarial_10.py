@@ -25,7 +25,10 @@ Wrong and fixed:
   ``_hs1_s = 2.0`` under the ``if``). The builder now marks a helper's parameter given a constexpr
   as one (frontend/build.py ``inline``, ``constexpr_argument``), and the rebinding is refused at
   its line (constexpr_rules ``constexpr_rebound_in_region``); so too a parameter given a
-  ``tl.static_range`` variable (test_a_helper_parameter_given_a_static_range_variable_...).
+  ``tl.static_range`` variable (test_a_helper_parameter_given_a_static_range_variable_...),
+  and a partition's parameter given a signed or computed number (``-1.5``, ``1.5 * 2``:
+  test_a_partition_parameter_given_a_signed_or_computed_number_is_a_constexpr), which the
+  lowered partition binds as a ``gl.constexpr`` and then rebound as a tensor.
 * test_a_tuple_item_loads_where_the_tuple_is_bound: ``u = (tl.load(y_ptr + 3), 1)``, then
   ``tl.store(y_ptr + 3, 7.0)``, then ``t * u[0]``: the kernel IR keeps a tuple's item
   expressions and reads ``u[0]`` as the item where it is used (its items were copied to
@@ -147,6 +150,21 @@ def test_a_helper_parameter_given_a_static_range_variable_is_a_constexpr(tmp_pat
     lines = text.splitlines()
     start = lines.index("def hs(t, s, c):")
     at = lines.index("        s = 2.0", start) + 1
+    rc, out = _dump(_write(tmp_path, text), "-q", "--gluon")
+    assert rc == 1, out
+    assert f"kernel.py:{at}: error" in out and CONSTEXPR_REBOUND in out, out
+
+
+@pytest.mark.parametrize("arg", ["-1.5", "1.5 * 2"])
+def test_a_partition_parameter_given_a_signed_or_computed_number_is_a_constexpr(tmp_path, arg):
+    """The same for a partition: its parameter given ``-1.5`` or ``1.5 * 2`` (a constexpr in
+    Triton, and a ``gl.constexpr`` in the lowered partition) was not taken for one, only a bare
+    number or name was: ``if p < M: S = 2.0`` was verified and lowered (``S: gl.constexpr =
+    -1.5``, then ``S = -1.5`` and ``S = 2.0`` under the ``if``)."""
+    text = _reg("if p < M:\n    S = 2.0\ntl.store(y_ptr + p * 2048 + offs, t * S)", "float32")
+    text = text.replace("(consume, (kv, y_ptr, N, M))", f"(consume, (kv, y_ptr, N, M, {arg}))")
+    text = text.replace("def consume(kv, y_ptr, N, M):", "def consume(kv, y_ptr, N, M, S):")
+    at = text.splitlines().index("            S = 2.0") + 1
     rc, out = _dump(_write(tmp_path, text), "-q", "--gluon")
     assert rc == 1, out
     assert f"kernel.py:{at}: error" in out and CONSTEXPR_REBOUND in out, out

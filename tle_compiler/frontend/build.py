@@ -4027,11 +4027,11 @@ class Builder(BuildRules, ConstexprRules):
             # a constexpr left out: its default, a number (partition_defaults)
             arg_nodes = list(arg_nodes) + [d for d, _ in left_out]
             for p, a in zip(names, arg_nodes):
-                if (isinstance(a, ast.Name) and a.id in self.frame.constexprs) or (
-                        isinstance(a, ast.Constant) and type(a.value) in (int, float, bool)):
+                if self.constexpr_argument(a):
                     # a constexpr in the partition, as in the kernel body (a constexpr
                     # parameter, a name it binds as a tl.constexpr), or a number written in
-                    # the call
+                    # the call, signed or computed from those (`-1.5`, `C * 2`: the lowered
+                    # partition binds it as a gl.constexpr too)
                     frame.constexprs.add(p)
                 if isinstance(a, ast.Name) and self._is_local_tensor(a):
                     frame.body_tensors[p] = a.id
