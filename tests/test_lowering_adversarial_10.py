@@ -241,14 +241,19 @@ def _at(lines: list[str], text: str) -> int:
     "tl.store(y_ptr + p * 2048 + offs, t * u[0][0])",
     "u = (1, tl.load(pointer=y_ptr + 3))\ntl.atomic_add(y_ptr + 3, 7.0)\n"
     "tl.store(y_ptr + p * 2048 + offs, t * u[1])",
-], ids=["item", "nested-item", "keyword-load"])
+    "u = hr((tl.load(y_ptr + 3), 1))\ntl.store(y_ptr + 3, 7.0)\n"
+    "tl.store(y_ptr + p * 2048 + offs, t * u[0])",
+], ids=["item", "nested-item", "keyword-load", "helper-argument"])
 def test_a_tuple_item_loads_where_the_tuple_is_bound(tmp_path, body):
     """``u = (tl.load(y_ptr + 3), 1)``, then ``tl.store(y_ptr + 3, 7.0)``, then ``t * u[0]``:
     Python and Triton load before the store. The tuple kept its item's expression and the
     lowering spells a scalar load where it stands, so the Gluon loaded at ``u[0]``, after the
     store, and multiplied by 7.0. The item is now bound to a temporary where the tuple is
-    bound (frontend/build.py ``snapshot``, ``reads_memory``)."""
-    rc, out = _dump(_write(tmp_path, _reg(body, "float32")), "-q", "--gluon")
+    bound (frontend/build.py ``snapshot``, ``reads_memory``), a tuple written as a helper's
+    argument included (``hr((tl.load(p), 1))`` returning it: bound to the helper's parameter
+    as it was, and loaded where the caller read the returned item)."""
+    text = _with_helpers(body, "def hr(tp):\n    return tp\n")
+    rc, out = _dump(_write(tmp_path, text), "-q", "--gluon")
     assert rc == 0, out
     lines = _consumer(out)
     load = _at(lines, "gl.load((y_ptr + 3))")

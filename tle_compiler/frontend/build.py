@@ -3401,6 +3401,10 @@ class Builder(BuildRules, ConstexprRules):
                 # A tuple with a runtime item (`(r, 7)`, a caller's name holding one) is bound
                 # to the parameter: its compile-time items resolve in place, the others are read
                 # as `param[i]` (item_of), which needs the name.
+                if isinstance(e, K.TupleExpr):
+                    # an item that loads is read here, where Python evaluates the argument, not
+                    # where the helper reads `param[i]` (snapshot)
+                    e, st = self.snapshot(e, st, node)
                 st = _literal_items(e, st)
                 if st is not None and st.kind == "tuple" and any(
                         x is None or x.kind == "tuple" for x in st.value):
