@@ -46,10 +46,19 @@ Wrong and fixed:
   object has no attribute 'handle'"); compile_kernel then fell back to register gathers, so the
   compiled module was not the printed one. A True / None mask is now left out of the copy and
   any other constant mask is a register load (lowering/translate.py ``_cp_async_form``).
+* test_a_kernel_body_name_bound_twice_reaches_a_partition_as_a_tensor: ``S = 100``, ``S = S +
+  0`` in the kernel body, ``S`` handed to a partition computing ``t + S`` of an int8 tile: a
+  plain assignment makes ``S`` an i32 tensor in Triton, so the sum is i32 (200 for t = 100); the
+  translator knew the value and bound the partition's parameter as ``S: gl.constexpr = 100``, so
+  the Gluon added in i8 (-56), and a bf16 tile times such an ``S = 2.5`` stayed bf16 (Triton:
+  fp32). A name bound once was right (the frontend reads it as ``to_tensor(100)``). Such a
+  variable is now passed as the scalar tensor it is (lowering/walks.py ``bindings``; values.py
+  ``V.bound``, set by translate.py ``assign`` on a constant bound again).
 """
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -311,3 +320,90 @@ def test_a_gather_with_a_false_mask_loads_in_registers(tmp_path):
     assert rc == 0, out
     assert "async_copy_global_to_shared" not in out
     assert "gl.load((x_ptr + offs), mask=False, other=0.0)" in out
+
+
+# ------------------------------------------------- a kernel-body name bound twice, to a partition
+
+def _handed(body_prelude: str, consume_body: str, dt: str, ys: str = "") -> str:
+    text = _reg(consume_body, dt, ys)
+    text = text.replace("    tle.gpu.warp_specialize(", body_prelude + "    tle.gpu.warp_specialize(",
+                        1)
+    text = text.replace("(consume, (kv, y_ptr, N, M))", "(consume, (kv, y_ptr, N, M, S))")
+    return text.replace("def consume(kv, y_ptr, N, M):", "def consume(kv, y_ptr, N, M, S):")
+
+
+@pytest.mark.parametrize("prelude, body, dt, ys, op", [
+    ("    S = 100\n    S = S + 0\n", "tl.store(y_ptr + p * 2048 + offs, t + S)", "int8", "i32",
+     r"arith\.extsi %\S+ : tensor<32x64xi8, #\w+> to tensor<32x64xi32"),
+    ("    S = 50\n    S = S * 2\n", "tl.store(y_ptr + p * 2048 + offs, t + S)", "int8", "i32",
+     r"arith\.extsi %\S+ : tensor<32x64xi8, #\w+> to tensor<32x64xi32"),
+    ("    S = 1.5\n    S = S + 1.0\n",
+     "tl.store(y_ptr + p * 2048 + offs, (t * S).to(tl.float32))", "bfloat16", "fp32",
+     r"arith\.extf %\S+ : tensor<32x64xbf16, #\w+> to tensor<32x64xf32"),
+], ids=["int8-plus", "int8-times", "bf16-times"])
+def test_a_kernel_body_name_bound_twice_reaches_a_partition_as_a_tensor(tmp_path, prelude, body,
+                                                                       dt, ys, op):
+    """``S = 100`` then ``S = S + 0`` in the kernel body, ``S`` handed to a partition computing
+    ``t + S`` of an int8 tile: Triton holds ``S`` as an i32 tensor (a plain assignment), so the
+    partition adds in i32 (100 + 100 is 200). The translator knew the value and bound the
+    partition's parameter as ``S: gl.constexpr = 100``, so the Gluon added in i8 (-56); a bf16
+    tile times such an ``S = 2.5`` stayed bf16 where Triton's fp32 tensor makes the product
+    fp32. A name bound once was right already (the frontend reads it as ``to_tensor(100)``).
+    Now such a variable is passed to the partition as the scalar tensor it is
+    (lowering/walks.py ``bindings``, values.py ``V.bound``)."""
+    from tests.test_lowering_adversarial_5 import _config
+    from tle_compiler.lowering.compile import compile_kernel
+
+    path = _write(tmp_path, _handed(prelude, body, dt, ys))
+    rc, out = _dump(path, "-q", "--gluon")
+    assert rc == 0, out
+    assert "S: gl.constexpr" not in out
+    assert "def consume(y_ptr, N, M, S," in out
+    compiled = compile_kernel((str(path), "k"), _config(path)["signature"], {})
+    assert re.search(op, compiled.asm["ttgir"]), compiled.asm["ttgir"]
+
+
+def test_plain_triton_hands_a_name_bound_twice_as_a_tensor(tmp_path):
+    """The reference: in Triton 3.6 ``S = 100; S = S + 0`` is an i32 tensor, and a jit function
+    given it computes ``t + S`` of an int8 tile in i32."""
+    import importlib.util
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    src = textwrap.dedent('''
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def add(t, s):
+            return t + s
+
+
+        @triton.jit
+        def k(x_ptr, y_ptr):
+            S = 100
+            S = S + 0
+            offs = tl.arange(0, 64)
+            tl.store(y_ptr + offs, add(tl.load(x_ptr + offs), S))
+    ''')
+    path = tmp_path / "ref_twice.py"
+    path.write_text(src)
+    spec = importlib.util.spec_from_file_location("ref_twice", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    ttir = triton.compile(triton.compiler.ASTSource(mod.k, {"x_ptr": "*i8", "y_ptr": "*i32"}, {}),
+                          target=GPUTarget("cuda", 90, 32)).asm["ttir"]
+    assert re.search(r"arith\.extsi %\S+ : tensor<64xi8> to tensor<64xi32>", ttir), ttir
+
+
+def test_a_kernel_body_name_bound_once_stays_as_it_was(tmp_path):
+    """``S = 100`` bound once: the frontend reads the partition's ``S`` as ``to_tensor(100)``,
+    the i32 tensor, and the partition's parameter stays the constexpr it was (unchanged
+    Gluon)."""
+    path = _write(tmp_path, _handed("    S = 100\n", "tl.store(y_ptr + p * 2048 + offs, t + S)",
+                                    "int8", "i32"))
+    rc, out = _dump(path, "-q", "--gluon")
+    assert rc == 0, out
+    assert "S: gl.constexpr = 100" in out and "(t + gl.to_tensor(100))" in out

@@ -2391,7 +2391,10 @@ class FnTranslator:
             return
         if v.kind == "const":
             self.emit(f"{gen} = {v.text}")
-            self.env[name] = V("const", gen, value=v.value)
+            # bound again: the frontend reads the name as the variable it is (a name bound once
+            # to a number it reads as that number's tensor, `to_tensor(100)`, where used)
+            self.env[name] = V("const", gen, value=v.value,
+                               bound=prev is not None and prev.kind == "const" and prev.text == gen)
             return
         if v.kind == "scalar":
             self.emit(f"{gen} = {v.text}")

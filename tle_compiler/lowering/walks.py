@@ -22,6 +22,7 @@ from . import instrument
 from .names import NameAllocator, source_names
 from .plan import build_plan
 from .layouts import pointee_of
+from ..ir import promotion
 from ..ir.promotion import SIGNATURE_SCALARS
 from .translate import I64_ARG_TYPES, Ctx, FnTranslator, V, constant, literal
 from .wgmma_sites import Drain, WgmmaWaits
@@ -255,6 +256,18 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
             d = constant(p, v.value)
             pre.append(f"    {p}: gl.constexpr = {d.text}")
             env[p] = replace(d, text=p)
+        elif v.kind == "const" and v.bound \
+                and promotion.python_number_type(v.value) is not None:
+            # a variable of the prologue a plain assignment bound to a number and bound again
+            # (`S = 100`, `S = S + 0`): a scalar tensor in Gluon as in Triton (an i32 here), which
+            # the partition takes as such; as a gl.constexpr of its value `t + S` of an int8 tile
+            # added in i8 (wrapping) where Triton's i32 tensor makes it i32, and a bf16 tile
+            # times 2.5 stayed bf16 where Triton's fp32 tensor makes it fp32 (lowering
+            # adversarial round 10)
+            params.append(p)
+            call_args.append(v.text)
+            t = promotion.python_number_type(v.value)
+            env[p] = V("scalar", p, i64=t in ("int64", "uint64"), dtype=t)
         elif v.kind == "const":
             pre.append(f"    {p}: gl.constexpr = {literal(v.value)}")
             env[p] = V("const", p, value=v.value)
