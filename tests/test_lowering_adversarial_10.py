@@ -51,9 +51,18 @@ Wrong and fixed:
   plain assignment makes ``S`` an i32 tensor in Triton, so the sum is i32 (200 for t = 100); the
   translator knew the value and bound the partition's parameter as ``S: gl.constexpr = 100``, so
   the Gluon added in i8 (-56), and a bf16 tile times such an ``S = 2.5`` stayed bf16 (Triton:
-  fp32). A name bound once was right (the frontend reads it as ``to_tensor(100)``). Such a
-  variable is now passed as the scalar tensor it is (lowering/walks.py ``bindings``; values.py
-  ``V.bound``, set by translate.py ``assign`` on a constant bound again).
+  fp32); so too ``S += 0``, ``S, Q = S + 0, Q``, and ``S + 0`` handed over. Handed inside a
+  tuple, ``(S, 1)``, the partition read the kernel body's ``S`` and the compile failed ("S is
+  not defined"). A name bound once was right (the frontend reads it as ``to_tensor(100)``).
+  Such a variable (a constant bound again, or arithmetic on one: values.py ``V.bound``, set by
+  translate.py ``assign`` and ``binop``) is now passed as the scalar tensor it is wherever the
+  partition reads the parameter (lowering/walks.py ``bindings``; a bundled kernel's once-bound
+  ``NP = TOPK // (2 * BK)`` stays the constexpr it was: no golden changes).
+
+Left: a tuple of numbers bound twice in the kernel body (``T = (100, 1)``, then ``T = (T[0] +
+0, 1)``) reaches the partition as constants (``t + (100 + 0)`` adds in i8, Triton in i32): the
+translator holds a tuple's items without assigning them, so there is no variable to hand over
+(the frontend makes the items of a tuple bound once ``to_tensor`` already). Not fixed here.
 """
 
 from __future__ import annotations
@@ -324,43 +333,49 @@ def test_a_gather_with_a_false_mask_loads_in_registers(tmp_path):
 
 # ------------------------------------------------- a kernel-body name bound twice, to a partition
 
-def _handed(body_prelude: str, consume_body: str, dt: str, ys: str = "") -> str:
-    text = _reg(consume_body, dt, ys)
-    text = text.replace("    tle.gpu.warp_specialize(", body_prelude + "    tle.gpu.warp_specialize(",
-                        1)
-    text = text.replace("(consume, (kv, y_ptr, N, M))", "(consume, (kv, y_ptr, N, M, S))")
-    return text.replace("def consume(kv, y_ptr, N, M):", "def consume(kv, y_ptr, N, M, S):")
+I8_ADD = r"arith\.addi %\S+, %\S+ : tensor<32x64xi8"
+BF16_MUL = r"arith\.mulf %\S+, %\S+ : tensor<32x64xbf16"
+ADD = "tl.store(y_ptr + p * 2048 + offs, t + S)"
 
 
-@pytest.mark.parametrize("prelude, body, dt, ys, op", [
-    ("    S = 100\n    S = S + 0\n", "tl.store(y_ptr + p * 2048 + offs, t + S)", "int8", "i32",
-     r"arith\.extsi %\S+ : tensor<32x64xi8, #\w+> to tensor<32x64xi32"),
-    ("    S = 50\n    S = S * 2\n", "tl.store(y_ptr + p * 2048 + offs, t + S)", "int8", "i32",
-     r"arith\.extsi %\S+ : tensor<32x64xi8, #\w+> to tensor<32x64xi32"),
-    ("    S = 1.5\n    S = S + 1.0\n",
-     "tl.store(y_ptr + p * 2048 + offs, (t * S).to(tl.float32))", "bfloat16", "fp32",
-     r"arith\.extf %\S+ : tensor<32x64xbf16, #\w+> to tensor<32x64xf32"),
-], ids=["int8-plus", "int8-times", "bf16-times"])
-def test_a_kernel_body_name_bound_twice_reaches_a_partition_as_a_tensor(tmp_path, prelude, body,
-                                                                       dt, ys, op):
+@pytest.mark.parametrize("prelude, arg, body, dt, ys, narrow", [
+    ("    S = 100\n    S = S + 0\n", "S", ADD, "int8", "i32", I8_ADD),
+    ("    S = 50\n    S = S * 2\n", "S", ADD, "int8", "i32", I8_ADD),
+    ("    S = 100\n    S += 0\n", "S", ADD, "int8", "i32", I8_ADD),
+    ("    S = 100\n    S = S + 0\n", "S + 0", ADD, "int8", "i32", I8_ADD),
+    ("    S, Q = 100, 1\n    S, Q = S + 0, Q\n", "S", ADD, "int8", "i32", I8_ADD),
+    ("    S = 100\n    S = S + 0\n", "(S, 1)", "tl.store(y_ptr + p * 2048 + offs, t + S[0])",
+     "int8", "i32", I8_ADD),
+    ("    S = 1.5\n    S = S + 1.0\n", "S",
+     "tl.store(y_ptr + p * 2048 + offs, (t * S).to(tl.float32))", "bfloat16", "fp32", BF16_MUL),
+], ids=["int8-plus", "int8-times", "augmented", "arithmetic-argument", "tuple-unpacking",
+        "tuple-item", "bf16-times"])
+def test_a_kernel_body_name_bound_twice_reaches_a_partition_as_a_tensor(tmp_path, prelude, arg,
+                                                                       body, dt, ys, narrow):
     """``S = 100`` then ``S = S + 0`` in the kernel body, ``S`` handed to a partition computing
     ``t + S`` of an int8 tile: Triton holds ``S`` as an i32 tensor (a plain assignment), so the
     partition adds in i32 (100 + 100 is 200). The translator knew the value and bound the
     partition's parameter as ``S: gl.constexpr = 100``, so the Gluon added in i8 (-56); a bf16
     tile times such an ``S = 2.5`` stayed bf16 where Triton's fp32 tensor makes the product
-    fp32. A name bound once was right already (the frontend reads it as ``to_tensor(100)``).
-    Now such a variable is passed to the partition as the scalar tensor it is
+    fp32; so too ``S + 0`` handed over, and ``S, Q = S + 0, Q``. Handed inside a tuple (``(S,
+    1)``), the partition read ``S``, a name of the kernel body: the compile failed ("S is not
+    defined"). A name bound once was right already (the frontend reads it as
+    ``to_tensor(100)``). Now such a variable is passed as the scalar tensor it is
     (lowering/walks.py ``bindings``, values.py ``V.bound``)."""
     from tests.test_lowering_adversarial_5 import _config
     from tle_compiler.lowering.compile import compile_kernel
 
-    path = _write(tmp_path, _handed(prelude, body, dt, ys))
+    text = _reg(body, dt, ys)
+    text = text.replace("    tle.gpu.warp_specialize(", prelude + "    tle.gpu.warp_specialize(",
+                        1)
+    text = text.replace("(consume, (kv, y_ptr, N, M))", f"(consume, (kv, y_ptr, N, M, {arg}))")
+    text = text.replace("def consume(kv, y_ptr, N, M):", "def consume(kv, y_ptr, N, M, S):")
+    path = _write(tmp_path, text)
     rc, out = _dump(path, "-q", "--gluon")
     assert rc == 0, out
     assert "S: gl.constexpr" not in out
-    assert "def consume(y_ptr, N, M, S," in out
     compiled = compile_kernel((str(path), "k"), _config(path)["signature"], {})
-    assert re.search(op, compiled.asm["ttgir"]), compiled.asm["ttgir"]
+    assert not re.search(narrow, compiled.asm["ttgir"]), compiled.asm["ttgir"]
 
 
 def test_plain_triton_hands_a_name_bound_twice_as_a_tensor(tmp_path):
@@ -395,15 +410,19 @@ def test_plain_triton_hands_a_name_bound_twice_as_a_tensor(tmp_path):
     spec.loader.exec_module(mod)
     ttir = triton.compile(triton.compiler.ASTSource(mod.k, {"x_ptr": "*i8", "y_ptr": "*i32"}, {}),
                           target=GPUTarget("cuda", 90, 32)).asm["ttir"]
-    assert re.search(r"arith\.extsi %\S+ : tensor<64xi8> to tensor<64xi32>", ttir), ttir
+    assert re.search(r"arith\.addi %\S+, %\S+ : tensor<64xi32>", ttir), ttir
+    assert not re.search(r"arith\.addi %\S+, %\S+ : tensor<64xi8>", ttir), ttir
 
 
 def test_a_kernel_body_name_bound_once_stays_as_it_was(tmp_path):
     """``S = 100`` bound once: the frontend reads the partition's ``S`` as ``to_tensor(100)``,
     the i32 tensor, and the partition's parameter stays the constexpr it was (unchanged
     Gluon)."""
-    path = _write(tmp_path, _handed("    S = 100\n", "tl.store(y_ptr + p * 2048 + offs, t + S)",
-                                    "int8", "i32"))
+    text = _reg(ADD, "int8", "i32").replace(
+        "    tle.gpu.warp_specialize(", "    S = 100\n    tle.gpu.warp_specialize(", 1)
+    text = text.replace("(consume, (kv, y_ptr, N, M))", "(consume, (kv, y_ptr, N, M, S))")
+    text = text.replace("def consume(kv, y_ptr, N, M):", "def consume(kv, y_ptr, N, M, S):")
+    path = _write(tmp_path, text)
     rc, out = _dump(path, "-q", "--gluon")
     assert rc == 0, out
     assert "S: gl.constexpr = 100" in out and "(t + gl.to_tensor(100))" in out

@@ -724,7 +724,8 @@ class FnTranslator:
                 val = eval(f"a {op} b", {}, {"a": a.value, "b": b.value})
             except Exception:
                 val = None
-            return V("const", f"({a.text} {op} {b.text})", value=val)
+            # (arithmetic on a variable a plain assignment bound is a tensor in Gluon: V.bound)
+            return V("const", f"({a.text} {op} {b.text})", value=val, bound=a.bound or b.bound)
         for x, y in ((a, b), (b, a)):
             if x.kind == "lptr" and op not in COMPARISONS:
                 # a shared-memory pointer is a descriptor of the whole buffer: `+ 0` is the
@@ -777,7 +778,7 @@ class FnTranslator:
                 val = eval(f"{op}x", {}, {"x": v.value})
             except Exception:
                 val = None
-            return V("const", f"({op}{v.text})", value=val)
+            return V("const", f"({op}{v.text})", value=val, bound=v.bound)
         refusal = promotion.fp8_refusal("unary `-`", v.dtype) if op == "-" else None
         if refusal:
             raise self.err(refusal, node)
@@ -2386,15 +2387,20 @@ class FnTranslator:
             return
         if v.kind == "const" and v.text.isidentifier() and not keyword.iskeyword(v.text):
             # another name for a constant (an inlined helper's parameter): use the constant
-            # itself, since a plain `x = C` makes a runtime value of a constexpr in Gluon
-            self.env[name] = v
+            # itself, since a plain `x = C` makes a runtime value of a constexpr in Gluon (a
+            # rebinding, `S, Q = S + 0, Q` through temporaries, reads a variable: V.bound)
+            rebound = prev is not None and prev.kind == "const" and prev.text == gen
+            self.env[name] = replace(v, bound=True) if rebound else v
             return
         if v.kind == "const":
             self.emit(f"{gen} = {v.text}")
-            # bound again: the frontend reads the name as the variable it is (a name bound once
-            # to a number it reads as that number's tensor, `to_tensor(100)`, where used)
+            # bound again (or to arithmetic on such a variable): the frontend reads the name as
+            # the variable it is, a scalar tensor in Gluon as in Triton (V.bound); a name bound
+            # once to a number it reads as that number's tensor, `to_tensor(100)`, where used
+            # (and a partition's constexpr parameter of it is unchanged)
             self.env[name] = V("const", gen, value=v.value,
-                               bound=prev is not None and prev.kind == "const" and prev.text == gen)
+                               bound=v.bound or (prev is not None and prev.kind == "const"
+                                                 and prev.text == gen))
             return
         if v.kind == "scalar":
             self.emit(f"{gen} = {v.text}")

@@ -35,10 +35,11 @@ class V:
     #: (``int_tile + a_scalar``: Triton may promote it to the scalar's type); ``dtype`` then
     #: holds the tensor operand's type, and a slot store converts such a value explicitly.
     exact_dtype: bool = True
-    #: for a constant: whether it is the value of a variable a plain assignment bound in the
-    #: generated module (`S = 100`, then `S = S + 0`: the translator knows the value, but Gluon,
-    #: like Triton, holds `S` as a scalar tensor, an i32 here), not a constexpr; a partition given
-    #: it takes the variable (lowering/walks.py ``bindings``)
+    #: for a constant: whether its text reads a variable a plain assignment bound in the
+    #: generated module (`S = 100`, then `S = S + 0`, or arithmetic on such a variable: the
+    #: translator knows the value, but Gluon, like Triton, holds `S` as a scalar tensor, an i32
+    #: here), not a constexpr; a partition that reads it takes the variable (lowering/walks.py
+    #: ``bindings``)
     bound: bool = False
 
 

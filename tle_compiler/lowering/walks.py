@@ -227,7 +227,28 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
     names = NameAllocator(low.kir, ())
     names.taken |= {var for pp in low.ctx.plans.values() for var in pp.vars}
 
+    # the partition's names its body reads (a parameter it never reads may stay a constexpr)
+    read = {x.id for st in K.walk_stmts(kpart.body) for ex in K.stmt_exprs(st)
+            for x in K.walk_expr(ex) if isinstance(x, K.Name)}
+
+    def variable(v: V) -> bool:
+        return v.kind == "const" and v.bound and promotion.python_number_type(v.value) is not None
+
+    def scalar_of(v: V, name: str) -> V:
+        """The partition's parameter ``name`` given the prologue's variable ``v``."""
+        params.append(name)
+        # (Gluon's to_tensor: the variable itself where it is one, the scalar tensor of a
+        # constexpr a rebinding made it alias)
+        call_args.append(f"gl.to_tensor({v.text})")
+        t = promotion.python_number_type(v.value)
+        return V("scalar", name, i64=t in ("int64", "uint64"), dtype=t)
+
     def flat(v: V, where: str, e) -> V:
+        if variable(v):
+            # a tuple item that is a variable of the prologue (`T = (S, 1)` of an `S` bound
+            # twice): its value in the partition (the tuple spelt the prologue's name there,
+            # undefined in the partition: a NameError of the compile)
+            return scalar_of(v, names(where.replace("[", "_").replace("]", "")))
         if v.kind in ("pipe", "writer", "reader"):
             pipe = v.value if v.kind != "reader" else v.value[0]
             if pipe not in seen:
@@ -256,18 +277,15 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
             d = constant(p, v.value)
             pre.append(f"    {p}: gl.constexpr = {d.text}")
             env[p] = replace(d, text=p)
-        elif v.kind == "const" and v.bound \
-                and promotion.python_number_type(v.value) is not None:
-            # a variable of the prologue a plain assignment bound to a number and bound again
-            # (`S = 100`, `S = S + 0`): a scalar tensor in Gluon as in Triton (an i32 here), which
-            # the partition takes as such; as a gl.constexpr of its value `t + S` of an int8 tile
-            # added in i8 (wrapping) where Triton's i32 tensor makes it i32, and a bf16 tile
-            # times 2.5 stayed bf16 where Triton's fp32 tensor makes it fp32 (lowering
-            # adversarial round 10)
-            params.append(p)
-            call_args.append(v.text)
-            t = promotion.python_number_type(v.value)
-            env[p] = V("scalar", p, i64=t in ("int64", "uint64"), dtype=t)
+        elif variable(v) and p in read:
+            # a variable of the prologue a plain assignment bound to a number (`S = 100`, `S = S
+            # + 0`), or arithmetic on one, that the partition reads: a scalar tensor in Gluon as
+            # in Triton (an i32 here), which the partition takes as such; as a gl.constexpr of
+            # its value `t + S` of an int8 tile added in i8 (wrapping) where Triton's i32 tensor
+            # makes it i32, and a bf16 tile times 2.5 stayed bf16 where Triton's fp32 tensor
+            # makes it fp32 (lowering adversarial round 10). (A name bound once the frontend
+            # reads as `to_tensor(100)` where the partition uses it: the parameter is not read.)
+            env[p] = scalar_of(v, p)
         elif v.kind == "const":
             pre.append(f"    {p}: gl.constexpr = {literal(v.value)}")
             env[p] = V("const", p, value=v.value)
