@@ -237,9 +237,10 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
     def scalar_of(v: V, name: str) -> V:
         """The partition's parameter ``name`` given the prologue's variable ``v``."""
         params.append(name)
-        # (Gluon's to_tensor: the variable itself where it is one, the scalar tensor of a
-        # constexpr a rebinding made it alias)
-        call_args.append(f"gl.to_tensor({v.text})")
+        # the scalar tensor of the value the verifier read (the frontend folds the kernel body's
+        # numbers as Python computes them, `K = -7; K %= 3` is 2 there), of Triton's type for
+        # it (an i32, an fp32), as a name bound once reaches the partition (`to_tensor(100)`)
+        call_args.append(f"gl.to_tensor({literal(v.value)})")
         t = promotion.python_number_type(v.value)
         return V("scalar", name, i64=t in ("int64", "uint64"), dtype=t)
 
