@@ -55,9 +55,16 @@ Wrong and fixed:
   tuple, ``(S, 1)``, the partition read the kernel body's ``S`` and the compile failed ("S is
   not defined"). A name bound once was right (the frontend reads it as ``to_tensor(100)``).
   Such a variable (a constant bound again, or arithmetic on one: values.py ``V.bound``, set by
-  translate.py ``assign`` and ``binop``) is now passed as the scalar tensor it is wherever the
-  partition reads the parameter (lowering/walks.py ``bindings``; a bundled kernel's once-bound
-  ``NP = TOPK // (2 * BK)`` stays the constexpr it was: no golden changes).
+  translate.py ``assign`` and ``binop``) is now passed as a scalar tensor, ``gl.to_tensor(100)``
+  of the value the verifier read, wherever the partition reads the parameter (lowering/walks.py
+  ``bindings``; a bundled kernel's once-bound ``NP = TOPK // (2 * BK)`` stays the constexpr it
+  was: no golden changes). The value is the frontend's Python fold: ``K = -7; K %= 3`` hands 2
+  (tests/test_adversarial_verdicts_21.py), where Triton's i32 ``%`` gives -1 (left as round 21
+  pinned it; the variable itself would have disagreed with the verified events).
+* Two tests of tests/test_frontend_rebinding.py pinned helpers given a literal (``drain(r,
+  x_ptr, 0, N)`` counting ``row`` up in a loop, ``put(x_ptr, v, 3, N)`` rebinding it under an
+  ``if``), which Triton 3.6 refuses and this round refuses; they pass a name bound to the
+  number now (a tensor in Triton), which the frontend still reads as the variable.
 
 Left: a tuple of numbers bound twice in the kernel body (``T = (100, 1)``, then ``T = (T[0] +
 0, 1)``) reaches the partition as constants (``t + (100 + 0)`` adds in i8, Triton in i32): the

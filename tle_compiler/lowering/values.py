@@ -38,8 +38,8 @@ class V:
     #: for a constant: whether its text reads a variable a plain assignment bound in the
     #: generated module (`S = 100`, then `S = S + 0`, or arithmetic on such a variable: the
     #: translator knows the value, but Gluon, like Triton, holds `S` as a scalar tensor, an i32
-    #: here), not a constexpr; a partition that reads it takes the variable (lowering/walks.py
-    #: ``bindings``)
+    #: here), not a constexpr; a partition that reads it takes a scalar tensor of the value
+    #: (lowering/walks.py ``bindings``)
     bound: bool = False
 
 

@@ -280,8 +280,8 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
             env[p] = replace(d, text=p)
         elif variable(v) and p in read:
             # a variable of the prologue a plain assignment bound to a number (`S = 100`, `S = S
-            # + 0`), or arithmetic on one, that the partition reads: a scalar tensor in Gluon as
-            # in Triton (an i32 here), which the partition takes as such; as a gl.constexpr of
+            # + 0`), or arithmetic on one, that the partition reads: a scalar tensor in Triton
+            # (an i32 here), which the partition takes as such (scalar_of); as a gl.constexpr of
             # its value `t + S` of an int8 tile added in i8 (wrapping) where Triton's i32 tensor
             # makes it i32, and a bf16 tile times 2.5 stayed bf16 where Triton's fp32 tensor
             # makes it fp32 (lowering adversarial round 10). (A name bound once the frontend
