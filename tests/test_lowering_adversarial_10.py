@@ -66,6 +66,10 @@ Wrong and fixed:
   ``if``), which Triton 3.6 refuses and this round refuses; they pass a name bound to the
   number now (a tensor in Triton), which the frontend still reads as the variable.
 
+Not failing before the fixes (kept as guards and references): test_a_helper_parameter_rebound_
+as_triton_allows_lowers (no false refusal), test_a_kernel_body_name_bound_once_stays_as_it_was
+(unchanged Gluon), and the two test_plain_triton_* references (Triton 3.6 compiled on the CPU).
+
 Left: a tuple of numbers bound twice in the kernel body (``T = (100, 1)``, then ``T = (T[0] +
 0, 1)``) reaches the partition as constants (``t + (100 + 0)`` adds in i8, Triton in i32): the
 translator holds a tuple's items without assigning them, so there is no variable to hand over
@@ -367,8 +371,8 @@ def test_a_kernel_body_name_bound_twice_reaches_a_partition_as_a_tensor(tmp_path
     fp32; so too ``S + 0`` handed over, and ``S, Q = S + 0, Q``. Handed inside a tuple (``(S,
     1)``), the partition read ``S``, a name of the kernel body: the compile failed ("S is not
     defined"). A name bound once was right already (the frontend reads it as
-    ``to_tensor(100)``). Now such a variable is passed as the scalar tensor it is
-    (lowering/walks.py ``bindings``, values.py ``V.bound``)."""
+    ``to_tensor(100)``). Now the partition is given a scalar tensor of the value,
+    ``gl.to_tensor(100)`` (lowering/walks.py ``bindings``, values.py ``V.bound``)."""
     from tests.test_lowering_adversarial_5 import _config
     from tle_compiler.lowering.compile import compile_kernel
 
