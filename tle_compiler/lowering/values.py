@@ -37,9 +37,9 @@ class V:
     exact_dtype: bool = True
     #: for a constant: whether its text reads a variable a plain assignment bound in the
     #: generated module (`S = 100`, then `S = S + 0`, or arithmetic on such a variable: the
-    #: translator knows the value, but Gluon, like Triton, holds `S` as a scalar tensor, an i32
-    #: here), not a constexpr; a partition that reads it takes a scalar tensor of the value
-    #: (lowering/walks.py ``bindings``)
+    #: translator knows the value, but the text names a variable of the function that writes
+    #: it), not a literal; a partition given it inside a tuple takes the value
+    #: (lowering/walks.py ``bindings``, ``flat``)
     bound: bool = False
 
 

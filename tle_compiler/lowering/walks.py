@@ -227,29 +227,17 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
     names = NameAllocator(low.kir, ())
     names.taken |= {var for pp in low.ctx.plans.values() for var in pp.vars}
 
-    # the partition's names its body reads (a parameter it never reads may stay a constexpr)
-    read = {x.id for st in K.walk_stmts(kpart.body) for ex in K.stmt_exprs(st)
-            for x in K.walk_expr(ex) if isinstance(x, K.Name)}
-
-    def variable(v: V) -> bool:
-        return v.kind == "const" and v.bound and promotion.python_number_type(v.value) is not None
-
-    def scalar_of(v: V, name: str) -> V:
-        """The partition's parameter ``name`` given the prologue's variable ``v``."""
-        params.append(name)
-        # the scalar tensor of the value the verifier read (the frontend folds the kernel body's
-        # numbers as Python computes them, `K = -7; K %= 3` is 2 there), of Triton's type for
-        # it (an i32, an fp32), as a name bound once reaches the partition (`to_tensor(100)`)
-        call_args.append(f"gl.to_tensor({literal(v.value)})")
-        t = promotion.python_number_type(v.value)
-        return V("scalar", name, i64=t in ("int64", "uint64"), dtype=t)
-
     def flat(v: V, where: str, e) -> V:
-        if variable(v):
-            # a tuple item that is a variable of the prologue (`T = (S, 1)` of an `S` bound
-            # twice): its value in the partition (the tuple spelt the prologue's name there,
-            # undefined in the partition: a NameError of the compile)
-            return scalar_of(v, names(where.replace("[", "_").replace("]", "")))
+        if v.kind == "const" and promotion.python_number_type(v.value) is not None \
+                and (v.bound or v.text.isidentifier()
+                     and (v.text not in low.ctx.consts or v.text in low.constexprs)):
+            # a tuple item that names a variable of the prologue (`(S, 1)` of an `S` bound
+            # twice) or a constexpr parameter of the kernel (`(C, 1)`): its value, as such a
+            # name handed alone reaches the partition (a constexpr of the value the verifier
+            # read); the tuple spelt the prologue's name there, undefined in the partition (a
+            # NameError of the compile; lowering adversarial round 10). A module constant is
+            # defined in the generated module and stays as spelt.
+            return V("const", literal(v.value), value=v.value)
         if v.kind in ("pipe", "writer", "reader"):
             pipe = v.value if v.kind != "reader" else v.value[0]
             if pipe not in seen:
@@ -278,15 +266,6 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
             d = constant(p, v.value)
             pre.append(f"    {p}: gl.constexpr = {d.text}")
             env[p] = replace(d, text=p)
-        elif variable(v) and p in read:
-            # a variable of the prologue a plain assignment bound to a number (`S = 100`, `S = S
-            # + 0`), or arithmetic on one, that the partition reads: a scalar tensor in Triton
-            # (an i32 here), which the partition takes as such (scalar_of); as a gl.constexpr of
-            # its value `t + S` of an int8 tile added in i8 (wrapping) where Triton's i32 tensor
-            # makes it i32, and a bf16 tile times 2.5 stayed bf16 where Triton's fp32 tensor
-            # makes it fp32 (lowering adversarial round 10). (A name bound once the frontend
-            # reads as `to_tensor(100)` where the partition uses it: the parameter is not read.)
-            env[p] = scalar_of(v, p)
         elif v.kind == "const":
             pre.append(f"    {p}: gl.constexpr = {literal(v.value)}")
             env[p] = V("const", p, value=v.value)
