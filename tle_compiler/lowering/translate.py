@@ -724,7 +724,7 @@ class FnTranslator:
                 val = eval(f"a {op} b", {}, {"a": a.value, "b": b.value})
             except Exception:
                 val = None
-            # (arithmetic on a variable a plain assignment bound is a tensor in Gluon: V.bound)
+            # (arithmetic on a variable a plain assignment bound names it: V.bound)
             return V("const", f"({a.text} {op} {b.text})", value=val, bound=a.bound or b.bound)
         for x, y in ((a, b), (b, a)):
             if x.kind == "lptr" and op not in COMPARISONS:
@@ -2388,16 +2388,15 @@ class FnTranslator:
         if v.kind == "const" and v.text.isidentifier() and not keyword.iskeyword(v.text):
             # another name for a constant (an inlined helper's parameter): use the constant
             # itself, since a plain `x = C` makes a runtime value of a constexpr in Gluon (a
-            # rebinding, `S, Q = S + 0, Q` through temporaries, reads a variable: V.bound)
+            # rebinding, `S, Q = S + 0, Q` through temporaries, names a variable: V.bound)
             rebound = prev is not None and prev.kind == "const" and prev.text == gen
             self.env[name] = replace(v, bound=True) if rebound else v
             return
         if v.kind == "const":
             self.emit(f"{gen} = {v.text}")
-            # bound again (or to arithmetic on such a variable): the frontend reads the name as
-            # the variable it is, a scalar tensor in Gluon as in Triton (V.bound); a name bound
-            # once to a number it reads as that number's tensor, `to_tensor(100)`, where used
-            # (and a partition's constexpr parameter of it is unchanged)
+            # bound again (or to arithmetic on such a variable): the text names a variable of
+            # this function, which a partition given it in a tuple cannot read (V.bound); a
+            # name bound once the frontend reads as `to_tensor(100)` where used
             self.env[name] = V("const", gen, value=v.value,
                                bound=v.bound or (prev is not None and prev.kind == "const"
                                                  and prev.text == gen))
