@@ -1761,6 +1761,24 @@ class Builder(BuildRules, ConstexprRules):
     RUNTIME_OPS = frozenset({"tl.load", "tl.program_id", "tl.num_programs", "tl.atomic_add",
                              "tl.atomic_max", "tl.atomic_min", "tl.atomic_cas", "tl.atomic_xchg"})
 
+    def constexpr_argument(self, a: ast.expr) -> bool:
+        """Whether the argument ``a`` of a helper's call (the caller's frame building it) is a
+        constexpr in Triton 3.6, which a jit function's parameter then is: a number written in
+        the call (signed or not), a name the caller holds as a constexpr (its constexpr
+        parameter, a `tl.constexpr` binding, a tl.static_range variable), or operators on those
+        alone."""
+        if isinstance(a, ast.Constant):
+            return type(a.value) in (int, float, bool)
+        if isinstance(a, ast.Name):
+            # (the variable of an enclosing tl.static_range loop: a constexpr in each unrolled
+            # iteration)
+            return a.id in self.frame.constexprs or self.frame.kir(a.id) in self.static_vars
+        if isinstance(a, ast.UnaryOp) and isinstance(a.op, (ast.USub, ast.UAdd, ast.Invert)):
+            return self.constexpr_argument(a.operand)
+        if isinstance(a, ast.BinOp):
+            return self.constexpr_argument(a.left) and self.constexpr_argument(a.right)
+        return False
+
     def static_arithmetic(self, e: K.Expr) -> bool:
         """Whether ``e`` is arithmetic (operators, comparisons, `and` / `or` / `not`) on constants
         and the variables of enclosing tl.static_range loops only: a constexpr in Triton (and in
@@ -2243,11 +2261,20 @@ class Builder(BuildRules, ConstexprRules):
                 return True
         return False
 
+    @staticmethod
+    def reads_memory(e: K.Expr) -> bool:
+        """Whether ``e`` loads (``tl.load``): a tuple item that does is the value memory held
+        where the tuple was bound, not where an item is read (a store in between, `u =
+        (tl.load(p), 1)`, `tl.store(p, 7.0)`, `u[0]`, read the 7.0: the lowering spells a
+        scalar load where it stands)."""
+        return any(isinstance(x, K.Op) and x.name == "tl.load" for x in K.walk_expr(e))
+
     def snapshot(self, e: K.Expr, st: Optional[Static], node: ast.AST, item: bool = False
                  ) -> tuple[K.Expr, Optional[Static]]:
         """``e`` (with what ``st`` says of it) as the name ``node`` binds must hold it: each
-        tuple item that reads a variable rebound later (:meth:`rebound_later`) is assigned to a
-        temporary here, and the tuple holds the temporary. A value the builder holds as a
+        tuple item that reads a variable rebound later (:meth:`rebound_later`) or loads from
+        memory (:meth:`reads_memory`) is assigned to a temporary here, and the tuple holds the
+        temporary. A value the builder holds as a
         compile-time expression of such a variable (a helper returning its parameter) becomes
         a runtime value, which the binding's assignment copies. Pipes, handles, buffers and
         tuple-valued variables (their items were copied the same way where they were bound)
@@ -2271,7 +2298,8 @@ class Builder(BuildRules, ConstexprRules):
             return (K.TupleExpr(tuple(x for x, _ in new), e.loc),
                     Static("tuple", nsts) if any(sx is not None for sx in nsts) else None)
         if not item or isinstance(e, (K.Const, K.Global, K.DType)) \
-                or self.tuple_shape(e, st) is not None or not self.rebound_later(e, node):
+                or self.tuple_shape(e, st) is not None \
+                or not (self.rebound_later(e, node) or self.reads_memory(e)):
             return e, st
         f = self.frame
         tmp = self.fresh("t")
@@ -3305,6 +3333,14 @@ class Builder(BuildRules, ConstexprRules):
         frame.tensor_items = {p: items for p, items in (
             (p, self.tensor_items_of(a)) for p, a in passed)
             if p in params and p not in frame.tensor_params and items}
+        # ... and a number, a caller's constexpr or arithmetic on those as a constexpr: the
+        # helper's parameter is a constexpr then, and rebinding it in a loop or a branch of an
+        # `if` on a runtime value is refused as Triton refuses it (constexpr_rebound_in_region;
+        # `if c: s = 2.0` of `s` given 3.0 was verified and lowered, where Triton 3.6 fails:
+        # "initial value for `s` is of type constexpr[3.0], but the then block redefines it")
+        frame.constexprs = {p for p, a in passed
+                            if p in params and p not in frame.tensor_params
+                            and self.constexpr_argument(a)}
         if len(args) > len(positional):
             raise self.err(f"'{fdef.name}' takes {len(positional)} positional arguments, "
                            f"{len(args)} given", node, check="bad-call")
@@ -3365,6 +3401,10 @@ class Builder(BuildRules, ConstexprRules):
                 # A tuple with a runtime item (`(r, 7)`, a caller's name holding one) is bound
                 # to the parameter: its compile-time items resolve in place, the others are read
                 # as `param[i]` (item_of), which needs the name.
+                if isinstance(e, K.TupleExpr):
+                    # an item that loads is read here, where Python evaluates the argument, not
+                    # where the helper reads `param[i]` (snapshot)
+                    e, st = self.snapshot(e, st, node)
                 st = _literal_items(e, st)
                 if st is not None and st.kind == "tuple" and any(
                         x is None or x.kind == "tuple" for x in st.value):
@@ -3991,11 +4031,11 @@ class Builder(BuildRules, ConstexprRules):
             # a constexpr left out: its default, a number (partition_defaults)
             arg_nodes = list(arg_nodes) + [d for d, _ in left_out]
             for p, a in zip(names, arg_nodes):
-                if (isinstance(a, ast.Name) and a.id in self.frame.constexprs) or (
-                        isinstance(a, ast.Constant) and type(a.value) in (int, float, bool)):
+                if self.constexpr_argument(a):
                     # a constexpr in the partition, as in the kernel body (a constexpr
                     # parameter, a name it binds as a tl.constexpr), or a number written in
-                    # the call
+                    # the call, signed or computed from those (`-1.5`, `C * 2`: the lowered
+                    # partition binds it as a gl.constexpr too)
                     frame.constexprs.add(p)
                 if isinstance(a, ast.Name) and self._is_local_tensor(a):
                     frame.body_tensors[p] = a.id

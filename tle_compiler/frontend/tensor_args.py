@@ -13,6 +13,8 @@ rank (a call this module does not know) is not refused here.
 
 from __future__ import annotations
 
+import re
+
 from typing import Optional
 
 from ..ir import kernel as K
@@ -124,6 +126,11 @@ def tensor_item(e: K.Expr, assigns: dict[str, list[K.Expr]], where: str, depth: 
             and isinstance(assigns[e.id][0], K.TupleExpr):
         return tensor_item(assigns[e.id][0], assigns, where, depth + 1, memo)
     r = rank(e, assigns, memo)
+    if r is not None and r > 0 and isinstance(e, K.Name) and re.fullmatch(r"_t\d+", e.id) \
+            and len(assigns.get(e.id, ())) == 1:
+        # a temporary the builder bound a tuple's loading item to (build.py snapshot): the
+        # error names the item as written
+        return where, assigns[e.id][0], r
     return (where, e, r) if r is not None and r > 0 else None
 
 

@@ -724,7 +724,8 @@ class FnTranslator:
                 val = eval(f"a {op} b", {}, {"a": a.value, "b": b.value})
             except Exception:
                 val = None
-            return V("const", f"({a.text} {op} {b.text})", value=val)
+            # (arithmetic on a variable a plain assignment bound names it: V.bound)
+            return V("const", f"({a.text} {op} {b.text})", value=val, bound=a.bound or b.bound)
         for x, y in ((a, b), (b, a)):
             if x.kind == "lptr" and op not in COMPARISONS:
                 # a shared-memory pointer is a descriptor of the whole buffer: `+ 0` is the
@@ -777,7 +778,7 @@ class FnTranslator:
                 val = eval(f"{op}x", {}, {"x": v.value})
             except Exception:
                 val = None
-            return V("const", f"({op}{v.text})", value=val)
+            return V("const", f"({op}{v.text})", value=val, bound=v.bound)
         refusal = promotion.fp8_refusal("unary `-`", v.dtype) if op == "-" else None
         if refusal:
             raise self.err(refusal, node)
@@ -1609,6 +1610,15 @@ class FnTranslator:
         if "other" in kws and not (isinstance(kws["other"], K.Const)
                                    and kws["other"].value == 0 and kws["other"].value is not False):
             return None
+        if isinstance(kws.get("mask"), K.Const):
+            # a constant mask: Gluon's cp.async takes a tensor (or a runtime scalar) only, and
+            # `mask=True` failed its compile ("'bool' object has no attribute 'handle'"), so
+            # tle-dump printed a module the compile then replaced by register gathers. True (or
+            # None) masks nothing: the copy without it; any other constant is loaded in
+            # registers, as tl.load computes it
+            if kws["mask"].value is not True and kws["mask"].value is not None:
+                return None
+            kws.pop("mask")
         if any(POINTEE_DTYPES.get(k, k) != ring.dtype
                for k in self._static_pointees(pointer_arg(val_node)) if k is not None):
             # cp.async copies bytes: values of another element type must be loaded and
@@ -2377,12 +2387,19 @@ class FnTranslator:
             return
         if v.kind == "const" and v.text.isidentifier() and not keyword.iskeyword(v.text):
             # another name for a constant (an inlined helper's parameter): use the constant
-            # itself, since a plain `x = C` makes a runtime value of a constexpr in Gluon
-            self.env[name] = v
+            # itself, since a plain `x = C` makes a runtime value of a constexpr in Gluon (a
+            # rebinding, `S, Q = S + 0, Q` through temporaries, names a variable: V.bound)
+            rebound = prev is not None and prev.kind == "const" and prev.text == gen
+            self.env[name] = replace(v, bound=True) if rebound else v
             return
         if v.kind == "const":
             self.emit(f"{gen} = {v.text}")
-            self.env[name] = V("const", gen, value=v.value)
+            # bound again (or to arithmetic on such a variable): the text names a variable of
+            # this function, which a partition given it in a tuple cannot read (V.bound); a
+            # name bound once the frontend reads as `to_tensor(100)` where used
+            self.env[name] = V("const", gen, value=v.value,
+                               bound=v.bound or (prev is not None and prev.kind == "const"
+                                                 and prev.text == gen))
             return
         if v.kind == "scalar":
             self.emit(f"{gen} = {v.text}")

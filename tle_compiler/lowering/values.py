@@ -35,6 +35,12 @@ class V:
     #: (``int_tile + a_scalar``: Triton may promote it to the scalar's type); ``dtype`` then
     #: holds the tensor operand's type, and a slot store converts such a value explicitly.
     exact_dtype: bool = True
+    #: for a constant: whether its text reads a variable a plain assignment bound in the
+    #: generated module (`S = 100`, then `S = S + 0`, or arithmetic on such a variable: the
+    #: translator knows the value, but the text names a variable of the function that writes
+    #: it), not a literal; a partition given it inside a tuple takes the value
+    #: (lowering/walks.py ``bindings``, ``flat``)
+    bound: bool = False
 
 
 def wide(v: V) -> bool:
