@@ -1,0 +1,135 @@
+"""A sixty-second adversarial round (adversarial round 62): round 61's open item (the printed
+protocol of a kernel with a loop that may never end), and what tle-dump says of a few calls and
+configurations outside its default run. Each case is a small kernel read by tle-dump's main().
+
+False verdicts, fixed:
+
+- The printed protocol (the default text report, a valid `.pipe` file) of a kernel rejected for a
+  loop without pipe events that may never end read back "verified" (exit 0): a run-time step that
+  may be 0 (``for i in range(0, 10, N)``, check zero-step) or a counter that may wrap in i32 over
+  an argument no event reads (``for i in range(0, M, 3)``, check endless-loop). A `.pipe` file
+  holds no loop without events, and these obligations (Program.zero_steps) were not printed
+  (round 59's division obligations are, through `def` lines). FIXED: the printer writes each as
+  ``endless CHECK "MESSAGE"`` after the kernel's params and definitions (ir/printer.py
+  ``_endless``, the message a JSON string); the parser reads it back as the obligation
+  (ir/parser.py ``endless``, grammar.lark ``endless_decl``), which verify-protocol refuses at its
+  line, as it refuses the .py kernel. Print → parse → print stays the identity; a check other
+  than zero-step / endless-loop, or a message that is no JSON string, is refused at its line.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tle_compiler.ir.parser import parse_module
+from tle_compiler.ir.printer import print_module
+
+from .adversarial_support import get, kernel, loop, put, run_dump, write_kernel
+
+#: the ring's writer and reader over N windows
+WRITER = loop("for p in range(N):", put("p"))
+READER = loop("for p in range(N):", get("p"))
+
+
+# ----------------------- A: the printed protocol of a kernel with a loop that may never end
+
+def _with_m(text: str) -> str:
+    """The ring with a kernel argument M (i32) handed to the reader, which no event reads."""
+    return (text.replace("y_ptr, N, C))]", "y_ptr, N, M, C))]")
+            .replace("def consume(kv, y_ptr, N,", "def consume(kv, y_ptr, N, M,")
+            .replace("def k(x_ptr, y_ptr, N,", "def k(x_ptr, y_ptr, N, M,")
+            .replace('"N": "i32"', '"N": "i32", "M": "i32"'))
+
+
+ENDLESS = [
+    ("zero-step", kernel(WRITER, READER + loop("for i in range(0, 10, N):", "pass\n"))),
+    ("zero-step", kernel(WRITER, READER + loop("for i in range(0, 10, N - 3):", "pass\n"))),
+    ("endless-loop", _with_m(kernel(WRITER, READER + loop("for i in range(0, M, 3):",
+                                                         "pass\n")))),
+]
+ENDLESS_IDS = ["step-N", "step-N-3", "wraps-M"]
+
+
+@pytest.mark.parametrize("check, text", ENDLESS, ids=ENDLESS_IDS)
+def test_the_printed_protocol_of_a_loop_that_may_never_end_reads_back_rejected(
+        tmp_path, capsys, check, text):
+    """Before: the .py is rejected ([zero-step] / [endless-loop]) and its printed report, a
+    .pipe file, read back "verified for every value of N", exit 0."""
+    path = write_kernel(tmp_path, text)
+    code, out, err = run_dump(capsys, str(path))
+    assert code == 1 and f"[{check}]" in err, err
+    assert f"\nendless {check} \"" in out, out
+    pipe = tmp_path / "k.pipe"
+    pipe.write_text(out)
+    code, out2, err2 = run_dump(capsys, "-q", str(pipe))
+    assert code == 1 and f"[{check}]" in err2 and ": verified for " not in err2, err2
+    assert f"k.pipe:3: error: " in err2, err2  # at the `endless` line
+    # the message the .py is refused with, word for word
+    assert err.split("error: ", 1)[1].split(" [")[0] in err2, (err, err2)
+    # the JSON report says the same
+    code, out3, _ = run_dump(capsys, "--format", "json", str(pipe))
+    assert code == 1 and json.loads(out3)["kernels"][0]["verdict"] == "rejected"
+
+
+@pytest.mark.parametrize("check, text", ENDLESS, ids=ENDLESS_IDS)
+def test_the_printed_endless_line_round_trips(tmp_path, capsys, check, text):
+    """print → parse → print is the identity with the `endless` line, with and without
+    locations (a location prints as a comment, which the parser skips)."""
+    path = write_kernel(tmp_path, text)
+    for flags in ((), ("--no-locations",)):
+        _, out, _ = run_dump(capsys, *flags, str(path))
+        pipe = out.split("\n# ")[0] if "\n# " in out else out
+        module = parse_module(pipe, "k.pipe")
+        again = print_module(module)
+        assert again == print_module(parse_module(again, "k.pipe"))
+        assert again.count("\nendless ") == 1
+        assert [x[1] for x in module.kernels[0].zero_steps] == \
+            [x[1] for x in parse_module(again, "k.pipe").kernels[0].zero_steps]
+
+
+def test_a_kernel_without_such_a_loop_prints_no_endless_line(tmp_path, capsys):
+    """Held: the ring, and the ring whose data loop steps by a constant, print none."""
+    for text in (kernel(WRITER, READER),
+                 kernel(WRITER, READER + loop("for i in range(0, 10, 2):", "pass\n"))):
+        path = write_kernel(tmp_path, text)
+        code, out, err = run_dump(capsys, str(path))
+        assert code == 0 and "endless" not in out, err
+
+
+HAND = """kernel k
+param N
+{line}
+
+pipe kv capacity=1
+
+partition a default warps=4 {{
+  kv.acquire(0)
+  kv.commit(0)
+}}
+
+partition b warps=4 {{
+  kv.wait(0)
+  kv.release(0)
+}}
+"""
+
+
+@pytest.mark.parametrize("line, code, words", [
+    ('endless zero-step "the step of `range(0, 10, N)` may be 0"', 1, "[zero-step]"),
+    ('endless endless-loop "a \\"quoted\\" counter \\u00e9 wraps"', 1,
+     'a "quoted" counter \u00e9 wraps [endless-loop]'),
+    ('endless division-by-zero "x"', 2, "'endless division-by-zero': the check"),
+    ('endless zero-step "\\x"', 2, "is no JSON string"),
+    ('endless zero-step ""', 2, "needs a message"),
+    ('endless zero-step x', 2, "k.pipe:3"),
+])
+def test_a_hand_written_endless_line(tmp_path, capsys, line, code, words):
+    """An `endless` line written by hand is the obligation it states (exit 1 at its line); a
+    check the line cannot state, or a message that is no JSON string, is unusable input."""
+    pipe = write_kernel(tmp_path, HAND.format(line=line), "k.pipe")
+    got, out, err = run_dump(capsys, "-q", str(pipe))
+    assert got == code and words in err, err
+    if code == 1:
+        assert "k.pipe:3: error: " in err, err
