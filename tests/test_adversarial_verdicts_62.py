@@ -15,6 +15,19 @@ False verdicts, fixed:
   (ir/parser.py ``endless``, grammar.lark ``endless_decl``), which verify-protocol refuses at its
   line, as it refuses the .py kernel. Print → parse → print stays the identity; a check other
   than zero-step / endless-loop, or a message that is no JSON string, is refused at its line.
+- ``tl.maximum(t, 0.0, propagate_nan=None)`` (or tl.minimum) of float operands was verified and
+  lowered (``gl.maximum(t, 0.0)``), and ``tl.max(t, 0, propagate_nan=None)`` too: Triton 3.6
+  refuses both ("Unexpected propagate_nan None"; its tl.max takes no such keyword).
+  language/call_args.py DEFAULTS held None as their default. FIXED: tl.max / tl.min have no
+  `propagate_nan` (refused as an unknown keyword), and that of tl.maximum / tl.minimum is held to
+  tl.PropagateNan.NONE, Triton's default, which the lowering computes.
+
+A misleading message, fixed: ``tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL)`` (or
+``.NONE``) was refused as "`tl.PropagateNan.ALL` is used as a value: call it directly (a verb
+passed as a callback or stored hides its events)". The frontend now reads tl.PropagateNan's
+members as constants (frontend/build.py ``attribute_of``): NONE, the default, is verified and
+lowered (``gl.maximum(t, 0.0)``); ALL is refused at its line as what the lowering does not
+compute (it computes NONE: a NaN operand gives the other operand).
 """
 
 from __future__ import annotations
@@ -26,7 +39,8 @@ import pytest
 from tle_compiler.ir.parser import parse_module
 from tle_compiler.ir.printer import print_module
 
-from .adversarial_support import get, kernel, loop, put, run_dump, write_kernel
+from .adversarial_support import (dump, expect, get, judged_as_triton, kernel, loop, put,
+                                  reader_does, run_dump, write_kernel)
 
 #: the ring's writer and reader over N windows
 WRITER = loop("for p in range(N):", put("p"))
@@ -133,3 +147,42 @@ def test_a_hand_written_endless_line(tmp_path, capsys, line, code, words):
     assert got == code and words in err, err
     if code == 1:
         assert "k.pipe:3: error: " in err, err
+
+
+# --------------------------------------------- B: tl.maximum / tl.minimum's propagate_nan
+
+STORE = "tl.store(y_ptr + tl.arange(0, 64), {})"
+
+
+@pytest.mark.parametrize("call, refused, want", [
+    ("tl.maximum(t, 0.0, propagate_nan=None)", True,
+     ("rejected", "takes tl.PropagateNan.NONE (its default) here")),
+    ("tl.minimum(t, 0.0, propagate_nan=None)", True,
+     ("rejected", "takes tl.PropagateNan.NONE (its default) here")),
+    ("tl.maximum(t, 0.0, propagate_nan=tl.PropagateNan.NONE)", False, "verified"),
+    ("tl.minimum(t, 0.0, propagate_nan=tl.PropagateNan.NONE)", False, "verified"),
+    ("tl.maximum(t, 0.0, propagate_nan=tl.PropagateNan.ALL)", False,
+     ("rejected", "propagate_nan=tl.PropagateNan.ALL)` is not supported by the lowering")),
+    ("tl.minimum(t, 0.0, propagate_nan=tl.PropagateNan.ALL)", False,
+     ("rejected", "propagate_nan=tl.PropagateNan.ALL)` is not supported by the lowering")),
+], ids=["max-None", "min-None", "max-NONE", "min-NONE", "max-ALL", "min-ALL"])
+def test_propagate_nan_of_an_elementwise_maximum(tmp_path, capsys, monkeypatch, call, refused,
+                                                 want):
+    """Before: None was verified (Triton refuses it for floats), NONE and ALL were refused as
+    "used as a value: call it directly (a verb passed as a callback ...)"."""
+    stmt = STORE.format(call)
+    err = judged_as_triton(tmp_path, capsys, monkeypatch, stmt, "pn", refused, want)
+    assert "used as a value" not in err, err
+    if want == "verified":
+        code, out, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+        assert code == 0 and ("gl.maximum(t, 0.0)" in out or "gl.minimum(t, 0.0)" in out), err
+
+
+def test_a_reduction_takes_no_propagate_nan(tmp_path, capsys, monkeypatch):
+    """Before: `tl.max(t, 0, propagate_nan=None)` was verified; Triton 3.6's tl.max takes no
+    such keyword."""
+    judged_as_triton(tmp_path, capsys, monkeypatch,
+                     "tl.store(y_ptr, tl.max(t, 0, propagate_nan=None))", "pr", True,
+                     ("rejected", "`tl.max` has no keyword `propagate_nan`"))
+    code, err = dump(tmp_path, capsys, reader_does("tl.store(y_ptr, tl.min(t, 0))"))
+    expect(code, err, "verified")
