@@ -28,6 +28,14 @@ passed as a callback or stored hides its events)". The frontend now reads tl.Pro
 members as constants (frontend/build.py ``attribute_of``): NONE, the default, is verified and
 lowered (``gl.maximum(t, 0.0)``); ALL is refused at its line as what the lowering does not
 compute (it computes NONE: a NaN operand gives the other operand).
+
+A wrong exit status, fixed: a DEFAULT_CONFIG signature that leaves an argument that is no
+constexpr untyped (or names one the kernel does not have, or whose "constexprs" does) made
+``--gluon`` exit 2 (unusable input) but ``-p emit-gluon``, documented to print the Gluon --gluon
+prints, print it, exit 0. Now ``-p emit-gluon`` of a .py file refuses it as --gluon does, with
+the same message (cli/dump.py ``_check_emit_signature``, after the default verdict as there); a
+.py file without a DEFAULT_CONFIG is still lowered untyped by -p emit-gluon (documented), where
+--gluon needs one.
 """
 
 from __future__ import annotations
@@ -186,3 +194,40 @@ def test_a_reduction_takes_no_propagate_nan(tmp_path, capsys, monkeypatch):
                      ("rejected", "`tl.max` has no keyword `propagate_nan`"))
     code, err = dump(tmp_path, capsys, reader_does("tl.store(y_ptr, tl.min(t, 0))"))
     expect(code, err, "verified")
+
+
+# ------------------------ C: -p emit-gluon of a DEFAULT_CONFIG that leaves an argument untyped
+
+RING = kernel(WRITER, READER)
+
+
+@pytest.mark.parametrize("edit, words", [
+    (('"N": "i32"', ""), "gives no type for 'N'"),
+    (('"N": "i32"', '"N": "i32", "M": "i32"'), "names 'M', which kernel 'k' has no argument of"),
+    (('"C": 5', '"C": 5, "D": 1'), "\"constexprs\" names 'D'"),
+], ids=["untyped", "unknown-arg", "unknown-constexpr"])
+def test_emit_gluon_refuses_the_signature_gluon_refuses(tmp_path, capsys, edit, words):
+    """Before: --gluon exit 2, -p emit-gluon printed the Gluon, exit 0."""
+    assert edit[0] in RING
+    path = write_kernel(tmp_path, RING.replace(*edit))
+    for flags in (("--gluon",), ("-p", "emit-gluon"),
+                  ("-p", "verify-protocol,verify-deadlock,emit-gluon")):
+        code, out, err = run_dump(capsys, *flags, str(path))
+        assert code == 2 and words in err, (flags, err)
+        assert "gl.warp_specialize" not in out, out
+    code, _, err = run_dump(capsys, "-q", str(path))  # the protocol's verdict is unchanged
+    assert code == 0, err
+
+
+def test_emit_gluon_of_a_file_without_a_config_still_lowers_untyped(tmp_path, capsys):
+    """Held (documented): without a DEFAULT_CONFIG, --gluon is unusable input and -p emit-gluon
+    lowers the kernel untyped; with a full signature both print the same Gluon."""
+    bare = RING.split("DEFAULT_CONFIG")[0].replace(", C: tl.constexpr", "").replace(", C))", "))")
+    path = write_kernel(tmp_path, bare)
+    assert run_dump(capsys, "--gluon", str(path))[0] == 2
+    code, out, err = run_dump(capsys, "-p", "emit-gluon", str(path))
+    assert code == 0 and "gl.warp_specialize" in out, err
+    path = write_kernel(tmp_path, RING)
+    code, gluon, _ = run_dump(capsys, "--gluon", str(path))
+    code2, emitted, _ = run_dump(capsys, "-p", "emit-gluon", str(path))
+    assert code == code2 == 0 and gluon == emitted
