@@ -15,6 +15,13 @@ False verdicts, fixed:
   (ir/parser.py ``endless``, grammar.lark ``endless_decl``), which verify-protocol refuses at its
   line, as it refuses the .py kernel. Print → parse → print stays the identity; a check other
   than zero-step / endless-loop, or a message that is no JSON string, is refused at its line.
+- The same for a proof qualified to element types: round 48's `while` counter loaded through a
+  pointer no DEFAULT_CONFIG signature types is bounded (exit 3, "only for cnt_ptr in signed
+  integer element types"), and its printed protocol read back "verified for every value of N",
+  exit 0 (Program.signed_only was not printed). FIXED: the printer writes each note as
+  ``loaded PTR (TYPE, ...) "WHY"`` (ir/printer.py ``_loaded``), which the parser reads back
+  (ir/parser.py ``loaded``), so that tle-dump qualifies the `.pipe` file's proof as the .py's
+  (cli/dump.py _check_signed_loads).
 - ``tl.maximum(t, 0.0, propagate_nan=None)`` (or tl.minimum) of float operands was verified and
   lowered (``gl.maximum(t, 0.0)``), and ``tl.max(t, 0, propagate_nan=None)`` too: Triton 3.6
   refuses both ("Unexpected propagate_nan None"; its tl.max takes no such keyword).
@@ -155,6 +162,34 @@ def test_a_hand_written_endless_line(tmp_path, capsys, line, code, words):
     assert got == code and words in err, err
     if code == 1:
         assert "k.pipe:3: error: " in err, err
+
+
+def test_the_printed_protocol_of_a_proof_qualified_to_element_types_reads_back_bounded(
+        tmp_path, capsys):
+    """Before: the .py is bounded (exit 3) and its printed protocol read back verified."""
+    from .test_adversarial_verdicts_48 import DOWN_TO_ZERO, ring
+    path = write_kernel(tmp_path, ring(DOWN_TO_ZERO))
+    code, out, err = run_dump(capsys, "--param", "C=3", str(path))
+    assert code == 3 and "only for cnt_ptr in signed integer element types" in err, err
+    assert "\nloaded cnt_ptr (int16, int32, int64, int8) \"line " in out, out
+    pipe = tmp_path / "k.pipe"
+    pipe.write_text(out)
+    code, again, err2 = run_dump(capsys, "--no-locations", str(pipe))
+    assert code == 3 and "only for cnt_ptr in signed integer element types" in err2, err2
+    assert ": verified for " not in err2, err2
+    once = print_module(parse_module(again, "k.pipe"))
+    assert once == print_module(parse_module(once, "k.pipe")) and "\nloaded cnt_ptr (" in once
+
+
+@pytest.mark.parametrize("line, words", [
+    ('loaded p (int32, uint33) "x"', "the element types are one or more of"),
+    ('loaded p () "x"', "the element types are one or more of"),
+    ('loaded p (int32) ""', "needs a reason"),
+])
+def test_a_hand_written_loaded_line_that_says_nothing_is_refused(tmp_path, capsys, line, words):
+    pipe = write_kernel(tmp_path, HAND.format(line=line), "k.pipe")
+    code, _, err = run_dump(capsys, "-q", str(pipe))
+    assert code == 2 and words in err and "k.pipe:3" in err, err
 
 
 # --------------------------------------------- B: tl.maximum / tl.minimum's propagate_nan

@@ -114,6 +114,11 @@ The language
   holds no loop without events), so that the report reads back rejected as the kernel is
   (adversarial round 62); verify-protocol refuses it at its line. Another CHECK, or a MESSAGE
   that is no JSON string or is blank, is refused at its line.
+* ``loaded PTR (TYPE, ...) "WHY"`` (``Program.signed_only``): the verdict holds only where PTR, a
+  pointer of no known element type, points to one of the TYPEs (frontend/load_types.TYPES:
+  ``int32``, ``uint8``, ``float``, ...); tle-dump then qualifies its proof to them (bounded, exit
+  3), as for the Python kernel it printed the line for (adversarial round 62). WHY is a JSON
+  string; no TYPE, an unknown one or a blank WHY is refused at its line.
 * ``if COND { } else { }``; ``else if COND { }`` is sugar for an ``else`` holding one ``if``.
 * EXPR: affine integer expressions: integers, names, ``+``, ``-``, unary minus, ``INT*EXPR`` and
   ``EXPR*INT``, parentheses. A product of two non-constant expressions is an error.
@@ -500,6 +505,7 @@ class _Builder:
                                        tuple(current["pipes"]), tuple(current["partitions"]),
                                        loc=current["loc"], every_access=current["every_access"],
                                        derived=derived, bases=bases, constexprs=constexprs,
+                                       signed_only=tuple(current["loaded"]),
                                        zero_steps=tuple(current["endless"])
                                        + self.division_obligations(current, derived, bases)))
 
@@ -516,7 +522,7 @@ class _Builder:
                                      f"{twin.loc.line}): give each kernel of a file its own name",
                                      self.loc(item))
                 a = self.attrs(item.children[1:], _KERNEL_ATTRS, f"kernel '{name}'")
-                current = {"name": name, "params": [], "pipes": [], "bases": [], "defs": [], "consts": [], "endless": [],
+                current = {"name": name, "params": [], "pipes": [], "bases": [], "defs": [], "consts": [], "endless": [], "loaded": [],
                            "partitions": [], "loc": self.loc(item),
                            "every_access": bool(a.get("every_access", False))}
                 continue
@@ -536,6 +542,8 @@ class _Builder:
                 current["consts"].append((str(item.children[0]), value, self.loc(item)))
             elif kind == "endless_decl":
                 current["endless"].append(self.endless(item))
+            elif kind == "loaded_decl":
+                current["loaded"].append(self.loaded(item))
             elif kind == "pipe_decl":
                 current["pipes"].append(self.pipe(item))
             else:
@@ -676,6 +684,29 @@ class _Builder:
             raise self.error(f"'endless {check}' needs a message: what the loop is and why it "
                              f"may never end", self.loc(item.children[1]))
         return (self.loc(item), message, check)
+
+    def loaded(self, item: Tree) -> tuple:
+        """``loaded PTR (TYPE, ...) "WHY"``: the verdict holds only where PTR points to one of
+        the element types (Program.signed_only: tle-dump's proof is qualified to them, bounded),
+        kept as (location, pointer, why, types). The types are frontend/load_types.TYPES'
+        names, at least one; WHY a JSON string."""
+        from ..frontend.load_types import TYPES
+
+        pointer = str(item.children[0])  # names are read already (_read_names)
+        types = [str(t) for t in item.children[1].children if t is not None]
+        bad = [t for t in types if t not in TYPES]
+        if bad or not types:
+            raise self.error(f"'loaded {pointer}': the element types are one or more of "
+                             f"{', '.join(sorted(TYPES))}", self.loc(item))
+        try:
+            why = json.loads(str(item.children[2]))
+        except ValueError as e:
+            raise self.error(f"the reason of 'loaded {pointer}' is no JSON string ({e.msg})",
+                             self.loc(item.children[2])) from None
+        if not why.strip():
+            raise self.error(f"'loaded {pointer}' needs a reason: what the verdict rests on",
+                             self.loc(item.children[2]))
+        return (self.loc(item), pointer, why, frozenset(types))
 
     def division_obligations(self, kernel: dict, derived, bases) -> tuple:
         """The obligations (Program.zero_steps, check division-by-zero) of the definitions'

@@ -20,7 +20,8 @@ Canonical choices:
   then the definitions (``Program.derived``, in their order) as ``def M = EXPR``
   (:func:`definition_text`); a program without derived params prints neither; then each
   obligation of a loop that may never end (``Program.zero_steps`` of checks zero-step and
-  endless-loop) as ``endless CHECK "MESSAGE"``, the message a JSON string;
+  endless-loop) as ``endless CHECK "MESSAGE"``, the message a JSON string, and each note of a
+  proof qualified to element types (``Program.signed_only``) as ``loaded PTR (TYPES) "WHY"``;
 * ``partition NAME [default] warps=N [regs=N] {``;
 * two spaces of indentation per nesting level;
 * ``range(STOP)`` when start is 0 and step 1, ``range(START, STOP)`` when step is 1, else all three;
@@ -73,7 +74,8 @@ def print_program(program: Program, locations: bool = False) -> str:
                                  + [_param(p, "base") for p in program.bases]
                                  + [f"def {_n(d.name)} = {definition_text(d.definition)}"
                                     for d in program.derived]
-                                 + _endless(program, locations)]
+                                 + _endless(program, locations)
+                                 + _loaded(program, locations)]
     if program.pipes:
         width = max(len(_n(p.name)) for p in program.pipes)
         sections.append([_pipe(p, width) for p in program.pipes])
@@ -94,6 +96,19 @@ def _endless(program: Program, locations: bool) -> list[str]:
         if word not in ENDLESS_CHECKS:
             continue
         line = f"endless {word} {json.dumps(message)}"
+        if locations and loc != NOLOC and loc.line > 0:
+            line += f"  # {loc}"
+        lines.append(line)
+    return lines
+
+
+def _loaded(program: Program, locations: bool) -> list[str]:
+    """What the verdict rests on pointers of no known element type (Program.signed_only) as
+    ``loaded PTR (TYPE, ...) "WHY"`` lines: the text form reads back qualified (bounded) as the
+    kernel is."""
+    lines = []
+    for loc, pointer, why, types in getattr(program, "signed_only", ()):
+        line = f"loaded {_n(pointer)} {_names(tuple(sorted(types)))} {json.dumps(why)}"
         if locations and loc != NOLOC and loc.line > 0:
             line += f"  # {loc}"
         lines.append(line)
