@@ -43,6 +43,19 @@ prints, print it, exit 0. Now ``-p emit-gluon`` of a .py file refuses it as --gl
 the same message (cli/dump.py ``_check_emit_signature``, after the default verdict as there); a
 .py file without a DEFAULT_CONFIG is still lowered untyped by -p emit-gluon (documented), where
 --gluon needs one.
+
+Checked and held (no hole found): `endless` and `loaded` are keywords only where a declaration
+starts (a kernel, param or pipe of those names reads as before); a kernel without such a loop or
+note prints neither line; a run-time loop without events whose bounds are params (`range(0, N +
+4, 3)`) is judged alike in its .py and printed .pipe (the i32 qualification of the verdict, or
+unknown from the budget at N near 2^31); tl.minimum of integer operands with propagate_nan=None
+is compiled by Triton (now refused: the frontend does not know the operands' type there).
+
+Left open: a .py kernel with a run-time step that may be 0 is rejected even under a --param that
+makes the step non-zero (`--param N=3` for `range(0, 10, N)`), where a division obligation is
+dropped at such values (conservative: no false "verified"); `tl.maximum(x, y,
+tl.PropagateNan.NONE)` given positionally is refused ("at most 2 positional arguments"); the
+lowering does not compute tl.PropagateNan.ALL (refused, not supported).
 """
 
 from __future__ import annotations
