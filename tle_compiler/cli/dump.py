@@ -90,7 +90,8 @@ exit status (with several kernels the first of 2, 1, 3 that applies, else 0):
      --print-ir (or a lowering pass in -p) with --graph, --format dot/json or
      --gluon/--ttgir/--ptx, --gluon/--ttgir/--ptx on a file without a DEFAULT_CONFIG or whose
      signature or constexprs name no argument of the kernel, or whose signature leaves one
-     untyped
+     untyped (-p emit-gluon too, on a .py file whose DEFAULT_CONFIG does so; one without a
+     DEFAULT_CONFIG it lowers untyped)
   3  not proved: a kernel is bounded or unknown (--gluon/--ttgir/--ptx still print it, with a
      warning); also an internal error of tle-dump (one line: nothing is claimed)
   130  interrupted (Ctrl-C): nothing is claimed
@@ -2419,6 +2420,8 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
         _error_text(args, "text", f"tle-dump: {path}: nothing printed (exit 1): the "
                     f"errors are on stderr")
         return 1
+    if lowered and path.suffix == ".py":
+        _check_emit_signature(args, path, fixed)
     from . import print_ir as _print_ir
 
     def check(given: dict, programs: list, specialised: dict, constexprs: dict,
@@ -2581,6 +2584,29 @@ def _one_line(message: str) -> str:
     source excerpt), its last, which says what went wrong."""
     lines = [ln.strip() for ln in message.strip().splitlines() if ln.strip()]
     return lines[0] if len(lines) < 2 else f"{lines[0]} ... {lines[-1]}"
+
+
+def _check_emit_signature(args, path: Path, fixed: dict) -> None:
+    """-p ... emit-gluon of a .py file prints the Gluon --gluon prints: a DEFAULT_CONFIG whose
+    signature leaves an argument that is no constexpr untyped, or names one (or whose
+    "constexprs" names one) the kernel does not have, is unusable input there as under --gluon
+    (_check_signature_names, exit 2; adversarial round 62: it printed the Gluon, exit 0). A
+    kernel without a DEFAULT_CONFIG is still lowered untyped, as documented."""
+    import contextlib
+    import io
+
+    from .config import default_config
+
+    with contextlib.redirect_stderr(io.StringIO()):  # its notes were printed by the default run
+        loaded = load(path, fixed, args.kernel)
+    for program in loaded.module.kernels:
+        if args.kernel and program.name not in args.kernel:
+            continue
+        try:
+            cfg = default_config(str(path), program.name)
+        except TleError:
+            continue  # no DEFAULT_CONFIG (or one the default run judged): as before
+        _check_signature_names(path, program.name, cfg, loaded)
 
 
 def _check_signature_names(path: Path, name: str, cfg: dict, loaded: Loaded) -> None:

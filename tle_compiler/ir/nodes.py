@@ -46,6 +46,11 @@ ACCESS_VERBS = ("write", "read", "tma", "readback", "maywrite", "openread")
 #: in every reader's view and is never unwritten; no pipe may declare a field of this name.
 CLOSED_FLAG = "is_closed"
 
+#: The checks of Program.zero_steps obligations a loop that may never end gives (a run-time
+#: step that may be 0; a counter that may wrap in i32), which a ``.pipe`` file states as
+#: ``endless CHECK "MESSAGE"`` lines (the division-by-zero ones follow from its ``def`` lines).
+ENDLESS_CHECKS = ("zero-step", "endless-loop")
+
 
 @record
 class Loc:

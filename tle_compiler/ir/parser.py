@@ -107,6 +107,18 @@ The language
   to (tle-dump's report of a Python kernel read specialised writes them, so that the report
   reads back with its verdict, "with BLOCK_H = 64 (read specialised)"). A constant: NAME is no
   param, base param or definition, declared once; the protocol's events do not use it.
+* ``endless CHECK "MESSAGE"`` (``Program.zero_steps``): a loop of the kernel without events
+  that may never end, CHECK ``zero-step`` (a run-time step that may be 0) or ``endless-loop``
+  (a counter that may wrap in i32), MESSAGE a JSON string saying which loop and why. tle-dump's
+  report of a Python or .kir kernel writes one for each such obligation (a ``.pipe`` partition
+  holds no loop without events), so that the report reads back rejected as the kernel is
+  (adversarial round 62); verify-protocol refuses it at its line. Another CHECK, or a MESSAGE
+  that is no JSON string or is blank, is refused at its line.
+* ``loaded PTR (TYPE, ...) "WHY"`` (``Program.signed_only``): the verdict holds only where PTR, a
+  pointer of no known element type, points to one of the TYPEs (frontend/load_types.TYPES:
+  ``int32``, ``uint8``, ``float``, ...); tle-dump then qualifies its proof to them (bounded, exit
+  3), as for the Python kernel it printed the line for (adversarial round 62). WHY is a JSON
+  string; no TYPE, an unknown one or a blank WHY is refused at its line.
 * ``if COND { } else { }``; ``else if COND { }`` is sugar for an ``else`` holding one ``if``.
 * EXPR: affine integer expressions: integers, names, ``+``, ``-``, unary minus, ``INT*EXPR`` and
   ``EXPR*INT``, parentheses. A product of two non-constant expressions is an error.
@@ -150,6 +162,7 @@ literal that reads.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import unicodedata
@@ -162,8 +175,8 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from ..diagnostics import TleError
 from .derived import WIDEN, Definition, Derived, constant_fault, undefined_divisions
 from .expr import CMP_OPS, RESERVED_WORDS, Affine, BoolOp, Compare, Cond, ModCompare, Not
-from .nodes import (ACCESS_VERBS, VERBS, Access, Event, For, If, Loc, Module, Param, Partition, Pipe,
-                    Program, Stmt)
+from .nodes import (ACCESS_VERBS, ENDLESS_CHECKS, VERBS, Access, Event, For, If, Loc, Module, Param,
+                    Partition, Pipe, Program, Stmt)
 from .record import record
 from .syntax_errors import expected_phrase, terminal_word, token_word
 
@@ -492,8 +505,9 @@ class _Builder:
                                        tuple(current["pipes"]), tuple(current["partitions"]),
                                        loc=current["loc"], every_access=current["every_access"],
                                        derived=derived, bases=bases, constexprs=constexprs,
-                                       zero_steps=self.division_obligations(current, derived,
-                                                                            bases)))
+                                       signed_only=tuple(current["loaded"]),
+                                       zero_steps=tuple(current["endless"])
+                                       + self.division_obligations(current, derived, bases)))
 
         for item in tree.children:
             kind = item.data
@@ -508,7 +522,7 @@ class _Builder:
                                      f"{twin.loc.line}): give each kernel of a file its own name",
                                      self.loc(item))
                 a = self.attrs(item.children[1:], _KERNEL_ATTRS, f"kernel '{name}'")
-                current = {"name": name, "params": [], "pipes": [], "bases": [], "defs": [], "consts": [],
+                current = {"name": name, "params": [], "pipes": [], "bases": [], "defs": [], "consts": [], "endless": [], "loaded": [],
                            "partitions": [], "loc": self.loc(item),
                            "every_access": bool(a.get("every_access", False))}
                 continue
@@ -526,6 +540,10 @@ class _Builder:
                 v = item.children[1]
                 value = -int(v.children[0]) if v.data == "neg_int" else int(v.children[0])
                 current["consts"].append((str(item.children[0]), value, self.loc(item)))
+            elif kind == "endless_decl":
+                current["endless"].append(self.endless(item))
+            elif kind == "loaded_decl":
+                current["loaded"].append(self.loaded(item))
             elif kind == "pipe_decl":
                 current["pipes"].append(self.pipe(item))
             else:
@@ -648,6 +666,47 @@ class _Builder:
                              f"value of its params, so no launch gives one; a definition's "
                              f"operand must be one the kernel can compute (fix or drop the "
                              f"operand)", at)
+
+    def endless(self, item: Tree) -> tuple:
+        """``endless CHECK "MESSAGE"``: a loop of the kernel that may never end (Program.zero_steps,
+        checks zero-step and endless-loop), kept as the obligation (location, message, check)
+        the verdict refuses. The message is a JSON string (the printer writes it so)."""
+        check, text = str(item.children[0]), str(item.children[1])
+        if check not in ENDLESS_CHECKS:
+            raise self.error(f"'endless {check}': the check of a loop that may never end is one "
+                             f"of {', '.join(ENDLESS_CHECKS)}", self.loc(item))
+        try:
+            message = json.loads(text)
+        except ValueError as e:
+            raise self.error(f"the message of 'endless {check}' is no JSON string ({e.msg})",
+                             self.loc(item.children[1])) from None
+        if not message.strip():
+            raise self.error(f"'endless {check}' needs a message: what the loop is and why it "
+                             f"may never end", self.loc(item.children[1]))
+        return (self.loc(item), message, check)
+
+    def loaded(self, item: Tree) -> tuple:
+        """``loaded PTR (TYPE, ...) "WHY"``: the verdict holds only where PTR points to one of
+        the element types (Program.signed_only: tle-dump's proof is qualified to them, bounded),
+        kept as (location, pointer, why, types). The types are frontend/load_types.TYPES'
+        names, at least one; WHY a JSON string."""
+        from ..frontend.load_types import TYPES
+
+        pointer = str(item.children[0])  # names are read already (_read_names)
+        types = [str(t) for t in item.children[1].children if t is not None]
+        bad = [t for t in types if t not in TYPES]
+        if bad or not types:
+            raise self.error(f"'loaded {pointer}': the element types are one or more of "
+                             f"{', '.join(sorted(TYPES))}", self.loc(item))
+        try:
+            why = json.loads(str(item.children[2]))
+        except ValueError as e:
+            raise self.error(f"the reason of 'loaded {pointer}' is no JSON string ({e.msg})",
+                             self.loc(item.children[2])) from None
+        if not why.strip():
+            raise self.error(f"'loaded {pointer}' needs a reason: what the verdict rests on",
+                             self.loc(item.children[2]))
+        return (self.loc(item), pointer, why, frozenset(types))
 
     def division_obligations(self, kernel: dict, derived, bases) -> tuple:
         """The obligations (Program.zero_steps, check division-by-zero) of the definitions'

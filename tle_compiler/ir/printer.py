@@ -18,7 +18,10 @@ Canonical choices:
   followed by ``<= K`` when there is a maximum;
 * after the params, the base params (``Program.bases``) as ``base N`` with bounds as a param's,
   then the definitions (``Program.derived``, in their order) as ``def M = EXPR``
-  (:func:`definition_text`); a program without derived params prints neither;
+  (:func:`definition_text`); a program without derived params prints neither; then each
+  obligation of a loop that may never end (``Program.zero_steps`` of checks zero-step and
+  endless-loop) as ``endless CHECK "MESSAGE"``, the message a JSON string, and each note of a
+  proof qualified to element types (``Program.signed_only``) as ``loaded PTR (TYPES) "WHY"``;
 * ``partition NAME [default] warps=N [regs=N] {``;
 * two spaces of indentation per nesting level;
 * ``range(STOP)`` when start is 0 and step 1, ``range(START, STOP)`` when step is 1, else all three;
@@ -40,12 +43,13 @@ comments, so such output still parses.
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 from .derived import FUNCTIONS, WIDEN, Definition, Operand
 from .expr import Affine
 from .expr import name_text as _n
-from .nodes import (CLOSED_FLAG, NOLOC, Access, Event, For, If, Module, Param, Partition, Pipe,
+from .nodes import (CLOSED_FLAG, ENDLESS_CHECKS, NOLOC, Access, Event, For, If, Module, Param, Partition, Pipe,
                     Program, Stmt, walk_accesses)
 
 __all__ = ["print_program", "print_module", "without_locations", "definition_text"]
@@ -69,13 +73,46 @@ def print_program(program: Program, locations: bool = False) -> str:
                                  + [_param(p) for p in program.params]
                                  + [_param(p, "base") for p in program.bases]
                                  + [f"def {_n(d.name)} = {definition_text(d.definition)}"
-                                    for d in program.derived]]
+                                    for d in program.derived]
+                                 + _endless(program, locations)
+                                 + _loaded(program, locations)]
     if program.pipes:
         width = max(len(_n(p.name)) for p in program.pipes)
         sections.append([_pipe(p, width) for p in program.pipes])
     for part in program.partitions:
         sections.append(_partition(part, locations))
     return "\n\n".join("\n".join(lines) for lines in sections) + "\n"
+
+
+def _endless(program: Program, locations: bool) -> list[str]:
+    """The obligations of loops that may never end (Program.zero_steps of checks zero-step and
+    endless-loop: a loop without events, which no partition of the text form holds) as
+    ``endless CHECK "MESSAGE"`` lines, the message a JSON string: the text form reads back
+    rejected as the kernel is. A division obligation (check division-by-zero) follows from its
+    ``def`` line and is not printed."""
+    lines = []
+    for loc, message, *check in getattr(program, "zero_steps", ()):
+        word = check[0] if check else "zero-step"
+        if word not in ENDLESS_CHECKS:
+            continue
+        line = f"endless {word} {json.dumps(message)}"
+        if locations and loc != NOLOC and loc.line > 0:
+            line += f"  # {loc}"
+        lines.append(line)
+    return lines
+
+
+def _loaded(program: Program, locations: bool) -> list[str]:
+    """What the verdict rests on pointers of no known element type (Program.signed_only) as
+    ``loaded PTR (TYPE, ...) "WHY"`` lines: the text form reads back qualified (bounded) as the
+    kernel is."""
+    lines = []
+    for loc, pointer, why, types in getattr(program, "signed_only", ()):
+        line = f"loaded {_n(pointer)} {_names(tuple(sorted(types)))} {json.dumps(why)}"
+        if locations and loc != NOLOC and loc.line > 0:
+            line += f"  # {loc}"
+        lines.append(line)
+    return lines
 
 
 def _unwritten_pipe(program: Program) -> bool:

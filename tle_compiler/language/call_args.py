@@ -60,15 +60,22 @@ READ: dict[str, tuple[str, ...]] = {
     "tl.dot": ("out_dtype",),
 }
 
+#: The values of tl.PropagateNan (Triton 3.6), as the frontend reads ``tl.PropagateNan.NONE``
+#: (a constant of this text): the ``propagate_nan`` of tl.maximum / tl.minimum.
+PROPAGATE_NAN = ("tl.PropagateNan.NONE", "tl.PropagateNan.ALL")
+
 #: Keywords the translator does not lower, accepted only at Triton's default (a literal there).
+#: (tl.max / tl.min of Triton 3.6 take no ``propagate_nan``: Triton refuses the keyword; the
+#: ``propagate_nan`` of tl.maximum / tl.minimum is tl.PropagateNan.NONE by default, and None is
+#: refused by Triton for float operands, "Unexpected propagate_nan None": adversarial round 62.)
 DEFAULTS: dict[str, dict[str, object]] = {
-    "tl.max": {"return_indices_tie_break_left": True, "propagate_nan": None},
-    "tl.min": {"return_indices_tie_break_left": True, "propagate_nan": None},
+    "tl.max": {"return_indices_tie_break_left": True},
+    "tl.min": {"return_indices_tie_break_left": True},
     "tl.sum": {},
     "tl.xor_sum": {},
     "tl.reduce_or": {},
-    "tl.maximum": {"propagate_nan": None},
-    "tl.minimum": {"propagate_nan": None},
+    "tl.maximum": {"propagate_nan": PROPAGATE_NAN[0]},
+    "tl.minimum": {"propagate_nan": PROPAGATE_NAN[0]},
     "tl.dot": {"input_precision": None, "allow_tf32": None, "max_num_imprecise_acc": None},
     "to": {"bitcast": False, "fp_downcast_rounding": None},
     **{f"tl.{f}": {} for f in UNARY},
@@ -108,6 +115,19 @@ def at_default(name: str, key: str, e: K.Expr, defaults: dict[str, object]) -> b
     default = defaults[key]
     if ok and (value == default or (value is None and default is None)):
         return True
+    if key == "propagate_nan":
+        if ok and value == PROPAGATE_NAN[1]:
+            raise CallArgError(f"`{_spelling(name)}(..., propagate_nan=tl.PropagateNan.ALL)` "
+                               f"is not supported by the lowering: it computes "
+                               f"`{_spelling(name)}` with Triton's default, "
+                               f"tl.PropagateNan.NONE (a NaN operand gives the other operand), "
+                               f"where ALL gives NaN; leave `propagate_nan=` out where NONE "
+                               f"computes what is meant")
+        raise CallArgError(f"`{_spelling(name)}(..., propagate_nan=...)` takes "
+                           f"tl.PropagateNan.NONE (its default) here: Triton 3.6 refuses any "
+                           f"other value for float operands (\"Unexpected propagate_nan\"), "
+                           f"and the lowering does not compute tl.PropagateNan.ALL; leave "
+                           f"`propagate_nan=` out")
     raise CallArgError(f"`{_spelling(name)}(..., {key}=...)` is not supported by the lowering "
                        f"(only its default, {default!r}); it would compute something else than "
                        f"the kernel says: leave `{key}=` out where its default computes what "
