@@ -27,6 +27,7 @@ from __future__ import annotations
 from typing import Optional
 
 from ..ir import kernel as K
+from ..ir.nodes import LOAD_TYPES
 from .params import is_placeholder
 from .values import Aff, Data, KernelArg, Sym
 
@@ -36,8 +37,9 @@ from .values import Aff, Data, KernelArg, Sym
 NARROW = {"int1": (0, 1), "int8": (-(1 << 7), (1 << 7) - 1),
           "int16": (-(1 << 15), (1 << 15) - 1), "uint8": (0, (1 << 8) - 1),
           "uint16": (0, (1 << 16) - 1)}
-INTEGERS = frozenset({"int32", "uint32", "int64", "uint64", *NARROW})
-TYPES = INTEGERS | {"float"}
+#: (ir/nodes.LOAD_TYPES: the names a .pipe file's `loaded` lines may give)
+TYPES = LOAD_TYPES
+INTEGERS = TYPES - {"float"}
 SIGNED = frozenset({"int8", "int16", "int32", "int64"})
 #: the types in which a loop bound of the loaded value is the verifier's: Triton widens an int1
 #: bound by sign extension (True is -1: `range(n)` runs no iteration where the verifier's 1

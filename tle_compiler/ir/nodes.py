@@ -51,6 +51,12 @@ CLOSED_FLAG = "is_closed"
 #: ``endless CHECK "MESSAGE"`` lines (the division-by-zero ones follow from its ``def`` lines).
 ENDLESS_CHECKS = ("zero-step", "endless-loop")
 
+#: The element types a pointer of no known element type may point to, as a proof qualified to
+#: them names them (Program.signed_only; a ``.pipe`` file's ``loaded PTR (TYPES) "WHY"`` lines):
+#: the integer types, "float" standing for every float type (frontend/load_types.py reads them).
+LOAD_TYPES = frozenset({"int1", "int8", "int16", "uint8", "uint16", "int32", "uint32", "int64",
+                        "uint64", "float"})
+
 
 @record
 class Loc:

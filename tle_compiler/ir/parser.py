@@ -115,7 +115,7 @@ The language
   (adversarial round 62); verify-protocol refuses it at its line. Another CHECK, or a MESSAGE
   that is no JSON string or is blank, is refused at its line.
 * ``loaded PTR (TYPE, ...) "WHY"`` (``Program.signed_only``): the verdict holds only where PTR, a
-  pointer of no known element type, points to one of the TYPEs (frontend/load_types.TYPES:
+  pointer of no known element type, points to one of the TYPEs (nodes.LOAD_TYPES:
   ``int32``, ``uint8``, ``float``, ...); tle-dump then qualifies its proof to them (bounded, exit
   3), as for the Python kernel it printed the line for (adversarial round 62). WHY is a JSON
   string; no TYPE, an unknown one or a blank WHY is refused at its line.
@@ -688,9 +688,9 @@ class _Builder:
     def loaded(self, item: Tree) -> tuple:
         """``loaded PTR (TYPE, ...) "WHY"``: the verdict holds only where PTR points to one of
         the element types (Program.signed_only: tle-dump's proof is qualified to them, bounded),
-        kept as (location, pointer, why, types). The types are frontend/load_types.TYPES'
+        kept as (location, pointer, why, types). The types are nodes.LOAD_TYPES'
         names, at least one; WHY a JSON string."""
-        from ..frontend.load_types import TYPES
+        from .nodes import LOAD_TYPES as TYPES
 
         pointer = str(item.children[0])  # names are read already (_read_names)
         types = [str(t) for t in item.children[1].children if t is not None]
