@@ -76,15 +76,25 @@ def test_tle_dump_verifies_the_q_copy_by_tma(capsys, path):
     assert "mbarrier.init(q_full0.index(0), count=1)" in out
 
 
-def test_the_left_releases_q_after_the_items_last_scores(tmp_path, capsys):
-    """The left frees the q slot as soon as an item's last S is computed, so the producer copies
-    the next item's Q while the left finishes the tile; one tile earlier (before that S) is a
-    read of a released slot, which tle-dump rejects."""
+def test_the_left_may_release_q_after_the_items_last_scores_and_no_sooner(tmp_path, capsys):
+    """The left frees the q slot after an item's last tile (measured faster than sooner); freed
+    as soon as the item's last S is computed, before that tile's softmax and P·V_L, the protocol
+    is still verified, while one tile earlier (before that S) is a read of a released slot,
+    which tle-dump rejects."""
     from tests.test_kernels import kernel_copy
     from tle_compiler.cli.dump import main
 
-    early = kernel_copy("sparse_decode_split_fp8", tmp_path / "early.py",
-                        [("            if k == NT - 1:\n", "            if k == NT - 2:\n")])
+    late = "        qr.release(r)\n"
+    at_max = "            m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)\n"
+
+    def moved(k: str) -> list:
+        return [(late, ""), (at_max, at_max + f"            if k == {k}:\n"
+                                      f"                qr.release(r)\n")]
+
+    last = kernel_copy("sparse_decode_split_fp8", tmp_path / "last.py", moved("NT - 1"))
+    assert main(["-q", str(last)]) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    early = kernel_copy("sparse_decode_split_fp8", tmp_path / "early.py", moved("NT - 2"))
     assert main(["-q", str(early)]) != 0
     assert "rejected" in capsys.readouterr().err
 

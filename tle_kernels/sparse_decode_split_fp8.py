@@ -41,9 +41,10 @@ is a schedule that respects every partition's program order, and every cross edg
 in it: commits of g reach waits of g in tile g; the producer's acquire of kv(g) needs kv(g-2)
 released by both consumers (in tile g-2); the left's acquire of prob(g) needs the right's
 release of prob(g-1). The q pipe is indexed by the item and
-read by the left alone, which releases it as soon as the item's last S is computed (before that
-tile's softmax, P·V_L and the item's stores), so that the producer copies the next item's Q and
-goes on to its first tile while the left finishes this one.
+read by the left alone, which releases it after the item's last tile. Released as soon as the
+item's last S is computed (`if k == NT - 1:` after the row max, before that tile's softmax,
+P·V_L and the item's stores), which tle-dump verifies too, the kernel ran 0.990-0.996x this
+placement on an H100 (docs/BENCHMARKS.md, "Levers measured").
 
 Q: gathered by cp.async (rows past the real heads as zeros), or with the constexpr QTMA as three
 TMA boxes ([64, 256] twice and [64, 64]) through descriptors over q viewed as rows [T * h_q, 576]
@@ -256,10 +257,6 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
             s = tile_scores(qres, kres)
 
             m_new = tl.maximum(m_i, tl.max(s, 1) * qk_scale)
-            if k == NT - 1:
-                # the item's last S is done: the producer may copy the next item's Q (and go
-                # on to its first tile) while this tile's softmax, P·V and the stores run
-                qr.release(r)
             alpha, p16, l_i = tile_probs(s, m_i, m_new, l_i, qk_scale)
             m_i = m_new
 
@@ -269,6 +266,9 @@ def left(q, kv, prob, out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l
             acc = tle.gpu.scale_rows(acc, alpha)
             acc = tl.dot(p16, tl.load(tle.gpu.local_ptr(kres.slot.kv_l)), acc)
             kr.release(g)  # after P·V_L retired (the module docstring says why here)
+        # the item's last S and P·V_L are done: the producer may load the next Q (the module
+        # docstring says why not sooner)
+        qr.release(r)
 
         # A row with no valid index has l_i == 0: out 0, lse +inf, max_logits -inf.
         out = normalized(acc, l_i)

@@ -162,8 +162,6 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
             _tile_scores24__t45 = gl.where(_tile_scores24_valid[None, :], _tile_scores24_s, float('-inf'))
             s = _tile_scores24__t45
             m_new = gl.maximum(m_i, (gl.max(s, 1) * qk_scale))
-            if (k == (NT - 1)):
-                mbarrier.arrive(q_empty0.index(0), count=1)
             _tile_probs46_m_use = gl.where((m_new == float('-inf')), 0.0, m_new)
             _tile_probs46_alpha = gl.exp2((m_i - _tile_probs46_m_use))
             _tile_probs46_p = gl.exp2(((s * qk_scale) - _tile_probs46_m_use[:, None]))
@@ -188,6 +186,7 @@ def left(out_ptr, stride_o_s, stride_o_h, lse_ptr, ml_ptr, stride_l_s, sm_scale,
             acc, _a7 = warpgroup_mma_wait(0, deps=[acc, _a7])  # kv.release: a wgmma may still read the slot
             mbarrier.arrive(kv_empty0.index(_kv_s9), count=1)
             mbarrier.arrive(kv_empty1.index(_kv_s9), count=1)
+        mbarrier.arrive(q_empty0.index(0), count=1)
         _normalized60_inv_l = gl.where((l_i > 0), (1.0 / l_i), 0.0)
         out = (acc * gl.convert_layout(_normalized60_inv_l[:, None], L2))
         if ((h0 + BLOCK_H) <= n_heads):
