@@ -671,18 +671,13 @@ class _Builder:
         """``endless CHECK "MESSAGE"``: a loop of the kernel that may never end (Program.zero_steps,
         checks zero-step and endless-loop), kept as the obligation (location, message, check)
         the verdict refuses. The message is a JSON string (the printer writes it so)."""
-        check, text = str(item.children[0]), str(item.children[1])
+        check = str(item.children[0])
         if check not in ENDLESS_CHECKS:
             raise self.error(f"'endless {check}': the check of a loop that may never end is one "
                              f"of {', '.join(ENDLESS_CHECKS)}", self.loc(item))
-        try:
-            message = json.loads(text)
-        except ValueError as e:
-            raise self.error(f"the message of 'endless {check}' is no JSON string ({e.msg})",
-                             self.loc(item.children[1])) from None
-        if not message.strip():
-            raise self.error(f"'endless {check}' needs a message: what the loop is and why it "
-                             f"may never end", self.loc(item.children[1]))
+        message = self.json_text(item.children[1], f"the message of 'endless {check}'",
+                                 f"'endless {check}' needs a message: what the loop is and "
+                                 f"why it may never end")
         return (self.loc(item), message, check)
 
     def loaded(self, item: Tree) -> tuple:
@@ -698,15 +693,21 @@ class _Builder:
         if bad or not types:
             raise self.error(f"'loaded {pointer}': the element types are one or more of "
                              f"{', '.join(sorted(TYPES))}", self.loc(item))
-        try:
-            why = json.loads(str(item.children[2]))
-        except ValueError as e:
-            raise self.error(f"the reason of 'loaded {pointer}' is no JSON string ({e.msg})",
-                             self.loc(item.children[2])) from None
-        if not why.strip():
-            raise self.error(f"'loaded {pointer}' needs a reason: what the verdict rests on",
-                             self.loc(item.children[2]))
+        why = self.json_text(item.children[2], f"the reason of 'loaded {pointer}'",
+                             f"'loaded {pointer}' needs a reason: what the verdict rests on")
         return (self.loc(item), pointer, why, frozenset(types))
+
+    def json_text(self, tok, what: str, blank: str) -> str:
+        """The text of the JSON string token ``tok`` (a STRING of `endless` and `loaded` lines),
+        refused at its place when it is no JSON string (``what`` names it) or blank (the
+        message ``blank``)."""
+        try:
+            text = json.loads(str(tok))
+        except ValueError as e:
+            raise self.error(f"{what} is no JSON string ({e.msg})", self.loc(tok)) from None
+        if not text.strip():
+            raise self.error(blank, self.loc(tok))
+        return text
 
     def division_obligations(self, kernel: dict, derived, bases) -> tuple:
         """The obligations (Program.zero_steps, check division-by-zero) of the definitions'

@@ -84,6 +84,14 @@ def print_program(program: Program, locations: bool = False) -> str:
     return "\n\n".join("\n".join(lines) for lines in sections) + "\n"
 
 
+def _located(line: str, loc, locations: bool) -> str:
+    """``line`` followed by ``  # FILE:LINE`` where ``locations`` asks for it and ``loc`` is
+    known."""
+    if locations and loc != NOLOC and loc.line > 0:
+        return f"{line}  # {loc}"
+    return line
+
+
 def _endless(program: Program, locations: bool) -> list[str]:
     """The obligations of loops that may never end (Program.zero_steps of checks zero-step and
     endless-loop: a loop without events, which no partition of the text form holds) as
@@ -95,10 +103,7 @@ def _endless(program: Program, locations: bool) -> list[str]:
         word = check[0] if check else "zero-step"
         if word not in ENDLESS_CHECKS:
             continue
-        line = f"endless {word} {json.dumps(message)}"
-        if locations and loc != NOLOC and loc.line > 0:
-            line += f"  # {loc}"
-        lines.append(line)
+        lines.append(_located(f"endless {word} {json.dumps(message)}", loc, locations))
     return lines
 
 
@@ -108,10 +113,8 @@ def _loaded(program: Program, locations: bool) -> list[str]:
     kernel is."""
     lines = []
     for loc, pointer, why, types in getattr(program, "signed_only", ()):
-        line = f"loaded {_n(pointer)} {_names(tuple(sorted(types)))} {json.dumps(why)}"
-        if locations and loc != NOLOC and loc.line > 0:
-            line += f"  # {loc}"
-        lines.append(line)
+        lines.append(_located(f"loaded {_n(pointer)} {_names(tuple(sorted(types)))} "
+                              f"{json.dumps(why)}", loc, locations))
     return lines
 
 
@@ -247,10 +250,8 @@ def _body(body: tuple[Stmt, ...], depth: int, lines: list[str], locations: bool)
     pad = INDENT * depth
     for s in body:
         if isinstance(s, (Event, Access)):
-            text = pad + (_event(s) if isinstance(s, Event) else _access(s))
-            if locations and s.loc != NOLOC and s.loc.line > 0:
-                text += f"  # {s.loc}"
-            lines.append(text)
+            lines.append(_located(pad + (_event(s) if isinstance(s, Event) else _access(s)),
+                                  s.loc, locations))
         elif isinstance(s, For):
             lines.append(f"{pad}for {_n(s.var)} in {_range(s)} {{")
             _body(s.body, depth + 1, lines, locations)
