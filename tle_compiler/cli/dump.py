@@ -2420,16 +2420,22 @@ def _run_print_ir(args, fmt: str, path: Path, fixed: dict, names: list, lowering
         _error_text(args, "text", f"tle-dump: {path}: nothing printed (exit 1): the "
                     f"errors are on stderr")
         return 1
-    if lowered and path.suffix == ".py":
-        _check_emit_signature(args, path, fixed)
     from . import print_ir as _print_ir
+
+    def load_lowered(p: Path, given: Optional[dict] = None,
+                     only: Optional[Sequence[str]] = None) -> Loaded:
+        # the read the pipeline lowers, its DEFAULT_CONFIG held to --gluon's rules
+        loaded = load(p, given, only)
+        if lowered:
+            _check_emit_signature(p, loaded, args.kernel)
+        return loaded
 
     def check(given: dict, programs: list, specialised: dict, constexprs: dict,
               defaults: Optional[dict] = None) -> None:
         _check_params(given, programs, Loaded(Module(tuple(programs)), dict(specialised),
                                               dict(constexprs), dict(defaults or {})))
 
-    code, text = _print_ir.run_print_ir(args, path, fixed, names, load, _Unusable, check,
+    code, text = _print_ir.run_print_ir(args, path, fixed, names, load_lowered, _Unusable, check,
                                         beside={r.program.name: r for r in beside})
     # the Gluon a pipeline ending in emit-gluon prints is its product, as --gluon's: -q keeps it
     if text and (_reporting(args) or "emit-gluon" in names):
@@ -2586,21 +2592,17 @@ def _one_line(message: str) -> str:
     return lines[0] if len(lines) < 2 else f"{lines[0]} ... {lines[-1]}"
 
 
-def _check_emit_signature(args, path: Path, fixed: dict) -> None:
+def _check_emit_signature(path: Path, loaded: Loaded, only: Optional[Sequence[str]]) -> None:
     """-p ... emit-gluon of a .py file prints the Gluon --gluon prints: a DEFAULT_CONFIG whose
     signature leaves an argument that is no constexpr untyped, or names one (or whose
     "constexprs" names one) the kernel does not have, is unusable input there as under --gluon
     (_check_signature_names, exit 2; adversarial round 62: it printed the Gluon, exit 0). A
-    kernel without a DEFAULT_CONFIG is still lowered untyped, as documented."""
-    import contextlib
-    import io
-
+    kernel without a DEFAULT_CONFIG is still lowered untyped, as documented. ``loaded``: the
+    read the pipeline lowers; ``only``: the kernels --kernel asks for (all without)."""
     from .config import default_config
 
-    with contextlib.redirect_stderr(io.StringIO()):  # its notes were printed by the default run
-        loaded = load(path, fixed, args.kernel)
     for program in loaded.module.kernels:
-        if args.kernel and program.name not in args.kernel:
+        if only and program.name not in only:
             continue
         try:
             cfg = default_config(str(path), program.name)
