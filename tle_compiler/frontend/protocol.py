@@ -151,9 +151,6 @@ class NotAffine:
 # names and text
 
 
-_TEMP = re.compile(r"_t\d+$")
-
-
 class Names:
     """The Python spelling of KIR names: an inlined helper's local ``_drain3_res`` is ``res``;
     the builder's temporaries (``_t5``, a helper's ``_drain3_ret``) have none."""

@@ -19,6 +19,9 @@ from typing import Optional
 
 from ..ir import kernel as K
 
+#: The names of the builder's temporaries (build.py ``Builder.fresh("t")``: ``_t1``, ``_t2``, ...).
+TEMPORARY = re.compile(r"_t\d+")
+
 #: tl functions whose result has the rank of the broadcast of their (tensor) arguments
 ELEMENTWISE = frozenset({"tl.where", "tl.minimum", "tl.maximum", "tl.cdiv", "tl.exp", "tl.exp2",
                          "tl.log", "tl.log2", "tl.sqrt", "tl.abs", "tl.fma", "tl.sigmoid",
@@ -126,7 +129,7 @@ def tensor_item(e: K.Expr, assigns: dict[str, list[K.Expr]], where: str, depth: 
             and isinstance(assigns[e.id][0], K.TupleExpr):
         return tensor_item(assigns[e.id][0], assigns, where, depth + 1, memo)
     r = rank(e, assigns, memo)
-    if r is not None and r > 0 and isinstance(e, K.Name) and re.fullmatch(r"_t\d+", e.id) \
+    if r is not None and r > 0 and isinstance(e, K.Name) and TEMPORARY.fullmatch(e.id) \
             and len(assigns.get(e.id, ())) == 1:
         # a temporary the builder bound a tuple's loading item to (build.py snapshot): the
         # error names the item as written
