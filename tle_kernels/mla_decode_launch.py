@@ -160,7 +160,7 @@ QTMA_ENV = "TLE_DECODE_QTMA"
 Q_TMA_KERNELS = {"seesaw": 1, "pipe": 2}
 # Whether a launch that leaves the choice open copies Q with TMA: the seesaw's was measured
 # faster and runs the GPU suite so (docs/BENCHMARKS.md, "Levers measured"); the pipe decode's
-# has run in the CPU emulator only, so it is taken when asked for (q_tma=True,
+# measured no faster than its gather, so it is taken when asked for (q_tma=True,
 # TLE_DECODE_QTMA=1).
 Q_TMA_BY_DEFAULT = {"seesaw": True, "pipe": False}
 

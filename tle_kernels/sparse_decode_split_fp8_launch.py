@@ -66,7 +66,7 @@ BALANCE = None
 FP32_OUT = True  # out may be fp32 (sparse_decode_extra.py's partial outputs)
 # Q copied by TMA boxes (the kernels' constexpr QTMA) where q's rows allow it (q_tma_reason):
 # Q_TMA None follows TLE_SPARSE_DECODE_QTMA (0 / 1) if set, else Q_TMA_BY_DEFAULT; True / False
-# force it (A/B runs). The gather stays the default until the copy has run on a GPU.
+# force it (A/B runs). The gather stays the default: the copy measured slower (docs/BENCHMARKS.md).
 QTMA_ENV = "TLE_SPARSE_DECODE_QTMA"
 Q_TMA = None
 Q_TMA_BY_DEFAULT = False
