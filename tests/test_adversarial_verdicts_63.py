@@ -1,0 +1,178 @@
+"""A sixty-third adversarial round (adversarial round 63): obligations of run-time arithmetic under
+--param (round 62's open item), and kernels whose helpers, loops, conditions and aliases would
+make a verdict false. Each case is a small kernel read by tle-dump's main().
+
+DOCSTRING_REST
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tle_compiler.ir.parser import parse_module
+from tle_compiler.ir.printer import print_module
+
+from .adversarial_support import (dump, expect, get, kernel, loop, put, run_dump,
+                                  write_kernel)
+
+#: the ring's writer and reader over N windows
+WRITER = loop("for p in range(N):", put("p"))
+READER = loop("for p in range(N):", get("p"))
+
+
+def _over_q(text: str) -> str:
+    """The ring whose partitions are handed the kernel-level value Q for N."""
+    return (text.replace("(kv, x_ptr, N, C)", "(kv, x_ptr, Q, C)")
+            .replace("(kv, y_ptr, N, C)", "(kv, y_ptr, Q, C)"))
+
+
+# ------------------------- A: a run-time divisor that --param fixes to 0 as the GPU computes it
+
+#: `Q = C // (N * 65536)`: at N = 65536 the divisor is 2^32 over the integers, 0 in i32
+WRAPPED_DIVISOR = [
+    _over_q(kernel(WRITER, READER, body="Q = C // (N * 65536)\n")),
+    _over_q(kernel(WRITER, READER, body="M = N * 65536\nQ = C // M\n")),
+]
+
+
+@pytest.mark.parametrize("text", WRAPPED_DIVISOR, ids=["inline", "named"])
+def test_a_divisor_that_wraps_to_zero_at_the_values_given_is_refused(tmp_path, capsys, text):
+    """Before: `--param N=65536` gave "verified for every value of Q, N = 65536", exit 0: the
+    division obligation was dropped because 65536 * 65536 is not 0 over the integers, while the
+    GPU computes the divisor in i32, where it is 0 (C's division by zero, undefined)."""
+    code, err = dump(tmp_path, capsys, text, "--param", "N=65536")
+    expect(code, err, ("rejected", "[division-by-zero]",
+                       "is 4294967296, which the GPU computes in i32 as 0"))
+    # the printed protocol (its `def` line) reads back the same
+    path = tmp_path / "kernel.py"
+    _, out, _ = run_dump(capsys, "--param", "N=65536", str(path))
+    pipe = write_kernel(tmp_path, out, "k.pipe")
+    code, _, err = run_dump(capsys, "-q", "--param", "N=65536", str(pipe))
+    assert code == 1 and "[division-by-zero]" in err and ": verified for " not in err, err
+
+
+@pytest.mark.parametrize("text", WRAPPED_DIVISOR, ids=["inline", "named"])
+def test_a_divisor_fixed_inside_i32_still_drops_the_obligation(tmp_path, capsys, text):
+    """Held: at N = 1 (divisor 65536) the division is defined and the ring verified; without a
+    --param the divisor may be 0 and the kernel is rejected."""
+    code, err = dump(tmp_path, capsys, text, "--param", "N=1")
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[division-by-zero]"))
+    assert "which the GPU computes" not in err, err
+
+
+def test_a_divisor_that_wraps_to_minus_one_keeps_the_obligation(tmp_path, capsys):
+    """`C // (N * 65536 - 1)` at N = 65536 is C // -1 on the GPU, undefined at C = -2^31."""
+    text = _over_q(kernel(WRITER, READER, body="Q = C // (N * 65536 - 1)\n"))
+    code, err = dump(tmp_path, capsys, text, "--param", "N=65536")
+    expect(code, err, ("rejected", "[division-by-zero]", "in i32 as -1"))
+
+
+# ---------------------------- B: a run-time step that --param fixes (round 62's open item)
+
+def _stepped(step: str) -> str:
+    return kernel(WRITER, READER + loop(f"for i in range(0, 10, {step}):", "pass\n"))
+
+
+@pytest.mark.parametrize("step, value, want", [
+    ("N", "3", "verified"),
+    ("N", "1", "verified"),
+    ("N", "0", ("rejected", "[zero-step]")),
+    ("N - 3", "4", "verified"),
+    ("N - 3", "3", ("rejected", "[zero-step]")),
+    ("N * 65536", "1", "verified"),
+    ("N * 65536", "65536", ("rejected", "[zero-step]")),  # 2^32: 0 in i32
+])
+def test_a_run_time_step_fixed_by_a_param(tmp_path, capsys, step, value, want):
+    """Before: `range(0, 10, N)` was rejected ([zero-step]) under --param N=3, where its step
+    is 3 (round 62's open item); now the obligation is dropped where the values given fix the
+    step to a non-zero i32, and kept where it is 0 (in i32: 65536 * 65536 wraps to 0)."""
+    code, err = dump(tmp_path, capsys, _stepped(step), "--param", f"N={value}")
+    expect(code, err, want)
+    if want == "verified":
+        assert "for N = " + value in err, err
+
+
+def test_a_step_no_param_fixes_stays_rejected(tmp_path, capsys):
+    """Held: a step that is an enclosing loop's variable (`range(0, 10, q)` in `for q in
+    range(2)`, 0 at q = 0) stays rejected whatever --param gives; so does one no --param
+    names (the default run)."""
+    text = kernel(WRITER, READER + loop("for q in range(2):",
+                                        loop("for i in range(0, 10, q):", "pass\n")))
+    code, err = dump(tmp_path, capsys, text, "--param", "N=4")
+    expect(code, err, ("rejected", "[zero-step]"))
+    code, err = dump(tmp_path, capsys, _stepped("N"))
+    expect(code, err, ("rejected", "[zero-step]"))
+
+
+@pytest.mark.parametrize("step, value, code", [
+    ("N", "3", 0), ("N", "0", 1), ("N - 3", "3", 1), ("N - 3", "4", 0),
+    ("N * 65536", "65536", 1), ("N * 65536", "1", 0),
+])
+def test_the_printed_step_reads_back_with_the_same_verdict(tmp_path, capsys, step, value, code):
+    """The report writes the step (`endless zero-step step(N - 3) "..."`), so that its `.pipe`
+    reads back as the .py is judged, with and without the --param; print → parse → print is the
+    identity."""
+    path = write_kernel(tmp_path, _stepped(step))
+    _, out, _ = run_dump(capsys, str(path))
+    assert "\nendless zero-step step(" in out, out
+    pipe = write_kernel(tmp_path, out, "k.pipe")
+    assert run_dump(capsys, "-q", str(pipe))[0] == 1
+    got, _, err = run_dump(capsys, "-q", "--param", f"N={value}", str(pipe))
+    assert got == code, err
+    got, _, err = run_dump(capsys, "-q", "--param", f"N={value}", str(path))
+    assert got == code, err
+    module = parse_module(out, "k.pipe")
+    again = print_module(module)
+    assert again == print_module(parse_module(again, "k.pipe"))
+    assert "endless zero-step step(" in again
+
+
+def test_a_step_of_no_declared_value_is_printed_without_it(tmp_path, capsys):
+    """A step of an enclosing loop's variable names nothing a `.pipe` declares: the line states
+    no step (and reads back rejected)."""
+    text = kernel(WRITER, READER + loop("for q in range(2):",
+                                        loop("for i in range(0, 10, q):", "pass\n")))
+    path = write_kernel(tmp_path, text)
+    _, out, _ = run_dump(capsys, str(path))
+    assert "\nendless zero-step \"" in out and "step(" not in out, out
+
+
+HAND = """kernel k
+param N
+{line}
+
+pipe kv capacity=1
+
+partition a default warps=4 {{
+  kv.acquire(0)
+  kv.commit(0)
+}}
+
+partition b warps=4 {{
+  kv.wait(0)
+  kv.release(0)
+}}
+"""
+
+
+@pytest.mark.parametrize("line, params, code, words", [
+    ('endless zero-step step(N) "s"', ("--param", "N=2"), 0, "verified for N = 2"),
+    ('endless zero-step step(N) "s"', ("--param", "N=0"), 1, "s [zero-step]"),
+    ('endless zero-step step(N) "s"', (), 1, "s [zero-step]"),
+    ('endless zero-step step(2 * N - 4) "s"', ("--param", "N=2"), 1, "s [zero-step]"),
+    ('endless zero-step step(2 * N - 4) "s"', ("--param", "N=3"), 0, "verified for N = 3"),
+    ('endless endless-loop step(N) "s"', (), 2, "'endless endless-loop' states no step"),
+    ('endless zero-step step(M) "s"', (), 2, "names 'M', which is no param"),
+    ('endless zero-step step(N < 2) "s"', (), 2, "expected an integer expression"),
+])
+def test_a_hand_written_endless_step(tmp_path, capsys, line, params, code, words):
+    """A stated step is the obligation's: dropped where --param fixes it to a non-zero i32,
+    refused at its line otherwise; a step of another check, of an undeclared name or that is
+    no integer expression is unusable input (exit 2) at its line."""
+    pipe = write_kernel(tmp_path, HAND.format(line=line), "k.pipe")
+    got, _, err = run_dump(capsys, "-q", *params, str(pipe))
+    assert got == code and words in err, err
+    if code == 2:
+        assert "k.pipe:3" in err, err
