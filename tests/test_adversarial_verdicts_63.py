@@ -12,8 +12,8 @@ import pytest
 from tle_compiler.ir.parser import parse_module
 from tle_compiler.ir.printer import print_module
 
-from .adversarial_support import (dump, expect, get, kernel, loop, put, run_dump,
-                                  write_kernel)
+from .adversarial_support import (dump, expect, get, judged_as_triton, kernel, loop, put,
+                                  reader_does, run_dump, write_kernel)
 
 #: the ring's writer and reader over N windows
 WRITER = loop("for p in range(N):", put("p"))
@@ -176,3 +176,82 @@ def test_a_hand_written_endless_step(tmp_path, capsys, line, params, code, words
     assert got == code and words in err, err
     if code == 2:
         assert "k.pipe:3" in err, err
+
+
+# ------------------------ C: parameters given by position past those the translator reads
+
+POSITIONAL = [
+    # (the call by position, the same call by keyword)
+    ("tl.store(y_ptr + tl.arange(0, 64), tl.maximum(t, 0.0, tl.PropagateNan.NONE))",
+     "tl.store(y_ptr + tl.arange(0, 64), tl.maximum(t, 0.0))"),
+    ("tl.store(y_ptr + tl.arange(0, 64), tl.minimum(t, 0.0, tl.PropagateNan.NONE))",
+     "tl.store(y_ptr + tl.arange(0, 64), tl.minimum(t, 0.0))"),
+    ("tl.store(y_ptr, tl.sum(t, 0, True).reshape([]))",
+     "tl.store(y_ptr, tl.sum(t, 0, keep_dims=True).reshape([]))"),
+    ("tl.store(y_ptr, tl.sum(t, 0, False, tl.float32))",
+     "tl.store(y_ptr, tl.sum(t, 0, dtype=tl.float32))"),
+    ("tl.store(y_ptr, t.sum(0, False))", "tl.store(y_ptr, tl.sum(t, 0))"),
+    ("tl.store(y_ptr, tl.max(t, 0, False, True, False))", "tl.store(y_ptr, tl.max(t, 0))"),
+    ("tl.store(y_ptr, tl.xor_sum(t.to(tl.int32), 0, False).to(tl.float32))",
+     "tl.store(y_ptr, tl.xor_sum(t.to(tl.int32), 0).to(tl.float32))"),
+    ("tl.store(y_ptr, tl.reduce_or(t.to(tl.int32), 0, True).reshape([]).to(tl.float32))",
+     "tl.store(y_ptr, tl.reduce_or(t.to(tl.int32), 0, keep_dims=True).reshape([])"
+     ".to(tl.float32))"),
+    ("tl.store(y_ptr + tl.arange(0, 64), t.to(tl.bfloat16, 'rtz').to(tl.float32))",
+     "tl.store(y_ptr + tl.arange(0, 64), t.to(tl.bfloat16, fp_downcast_rounding='rtz')"
+     ".to(tl.float32))"),
+    ("tl.store(y_ptr + tl.arange(0, 64), t.to(tl.int32, None, True).to(tl.float32))",
+     "tl.store(y_ptr + tl.arange(0, 64), t.to(tl.int32, fp_downcast_rounding=None, "
+     "bitcast=True).to(tl.float32))"),
+]
+POSITIONAL_IDS = ["maximum-NONE", "minimum-NONE", "sum-keep_dims", "sum-dtype", "method-sum",
+                  "max-defaults", "xor_sum", "reduce_or-keep_dims", "to-rounding", "to-bitcast"]
+
+
+@pytest.mark.parametrize("positional, keyword", POSITIONAL, ids=POSITIONAL_IDS)
+def test_a_parameter_given_by_position_is_read_as_its_keyword(tmp_path, capsys, monkeypatch,
+                                                              positional, keyword):
+    """Before: each was refused ("`tl.maximum` takes at most 2 positional arguments here",
+    round 62's open item for propagate_nan), though Triton 3.6 compiles it; now it is verified
+    and lowered to the Gluon of the call that names the parameter (a bitcast stays one)."""
+    err = judged_as_triton(tmp_path, capsys, monkeypatch, positional, "pos", False,
+                           "verified")
+    assert "positional arguments" not in err, err
+    code, by_position, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert code == 0, err
+    write_kernel(tmp_path, reader_does(keyword))
+    code, by_keyword, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert code == 0 and by_position == by_keyword, err
+    if "bitcast" in keyword:
+        assert "bitcast=True" in by_position
+
+
+@pytest.mark.parametrize("stmt, words", [
+    ("tl.store(y_ptr + tl.arange(0, 64), tl.maximum(t, 0.0, tl.PropagateNan.ALL))",
+     "propagate_nan=tl.PropagateNan.ALL)` is not supported by the lowering"),
+    ("tl.store(y_ptr, tl.max(t, 0, False, False, False))",
+     "`tl.max(..., return_indices_tie_break_left=...)` is not supported"),
+    ("tl.store(y_ptr + tl.arange(0, 64), tl.maximum(t, 0.0, tl.PropagateNan.NONE, 1))",
+     "`tl.maximum` takes at most 3 positional arguments here"),
+    ("tl.store(y_ptr + tl.arange(0, 64), tl.maximum(t, 0.0, tl.PropagateNan.NONE, "
+     "propagate_nan=tl.PropagateNan.NONE))", "`propagate_nan` given twice"),
+], ids=["ALL", "tie-break", "too-many", "twice"])
+def test_what_a_positional_parameter_still_cannot_say(tmp_path, capsys, stmt, words):
+    """Held: by position as by keyword, a value the lowering does not compute is refused at
+    the call, and so is one parameter too many or one given twice (Triton refuses both)."""
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, ("rejected", words))
+
+
+def test_reduce_or_without_an_axis_is_refused(tmp_path, capsys, monkeypatch):
+    """Before: `tl.reduce_or(x)` was verified and lowered as `gl.reduce_or(x, 0)`; Triton 3.6
+    refuses it ("reduce_or() missing 1 required positional argument: 'axis'")."""
+    judged_as_triton(tmp_path, capsys, monkeypatch,
+                     "tl.store(y_ptr, tl.reduce_or(t.to(tl.int32)).to(tl.float32))", "ro", True,
+                     ("rejected", "`tl.reduce_or`: `axis` is missing"))
+    code, err = dump(tmp_path, capsys, reader_does(
+        "tl.store(y_ptr, t.to(tl.int32).reduce_or().to(tl.float32))"))
+    expect(code, err, ("rejected", "`axis` is missing"))
+    code, err = dump(tmp_path, capsys, reader_does(
+        "tl.store(y_ptr, tl.reduce_or(t.to(tl.int32), 0).to(tl.float32))"))
+    expect(code, err, "verified")
