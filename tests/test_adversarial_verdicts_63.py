@@ -255,3 +255,52 @@ def test_reduce_or_without_an_axis_is_refused(tmp_path, capsys, monkeypatch):
     code, err = dump(tmp_path, capsys, reader_does(
         "tl.store(y_ptr, tl.reduce_or(t.to(tl.int32), 0).to(tl.float32))"))
     expect(code, err, "verified")
+
+
+# -------------------------------------------------- D: a data loop stepping by a constexpr
+
+def _constexpr_stepped(step: str, head: str = "range(0, 10, {})") -> str:
+    return kernel(WRITER, READER + loop(f"for i in {head.format(step)}:",
+                                        "tl.store(y_ptr, 1.0)\n"))
+
+
+@pytest.mark.parametrize("text", [_constexpr_stepped("C"), _constexpr_stepped("C - 3"),
+                                  _constexpr_stepped("C", "range(0, N, {})")],
+                         ids=["C", "C-3", "N-by-C"])
+def test_a_constexpr_step_is_read_at_the_value_the_kernel_compiles_with(tmp_path, capsys, text):
+    """Before: `for i in range(0, 10, C)` with DEFAULT_CONFIG's C = 5 was rejected, "the step of
+    `range(0, 10, C)` is computed at run time (`C`, which may be 0 ...)" [zero-step]: a
+    constexpr is no run-time value, and Triton builds the loop with the compiled number. Now
+    the kernel is read specialised to the value it compiles with, as for other constexpr
+    operands."""
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    assert "with C = 5 (read specialised)" in err and "computed at run time" not in err, err
+    code, err = dump(tmp_path, capsys, text, "--param", "C=4")
+    expect(code, err, "verified")
+    assert "with C = 4 (read specialised)" in err, err
+
+
+def test_a_constexpr_step_without_a_value_or_of_zero_is_refused(tmp_path, capsys):
+    """Held / message: without a value the reading says which constexpr to give (exit 1); a
+    value that makes the step 0 is refused where the kernel is read."""
+    text = _constexpr_stepped("C")
+    code, err = dump(tmp_path, capsys, text[:text.index("DEFAULT_CONFIG")])
+    expect(code, err, ("rejected", "[constexpr-operand]",
+                       "computed from the constexpr C, which the kernel is read without a value"))
+    path = write_kernel(tmp_path, text)
+    code, _, err = run_dump(capsys, "-q", "--param", "C=0", str(path))
+    assert code == 2 and "must be a non-zero integer, got 0" in err, err
+    code, err = dump(tmp_path, capsys, _constexpr_stepped("C - 5"))
+    expect(code, err, ("rejected", "must be a non-zero integer, got 0"))
+
+
+def test_a_step_of_a_constexpr_and_a_run_time_value_keeps_the_obligation(tmp_path, capsys):
+    """Held: `C + N` is computed at run time (N is an argument) and may be 0 where C is read
+    generic (every integer): still [zero-step]; `--param N=3` does not fix C, so the
+    obligation stays."""
+    text = _constexpr_stepped("C + N")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[zero-step]", "computed at run time"))
+    code, err = dump(tmp_path, capsys, text, "--param", "N=3")
+    expect(code, err, ("rejected", "[zero-step]"))

@@ -3631,6 +3631,20 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         lo, hi = self.bounds(a) if a is not None else (None, None)
         if (lo is not None and lo > 0) or (hi is not None and hi < 0):
             return
+        free = sorted({self.k.params.slot(v).arg for v in a.variables
+                       if is_placeholder(v) and self.k.params.slot(v).arg
+                       in self.k.free_constexprs}) if a is not None else []
+        if free and not self.is_runtime(step_v):
+            # a step of constexprs only is a number when the kernel compiles (`range(0, 10, C)`:
+            # no run-time value, never 0 in a launch with C = 5), so the reading stops (a check
+            # of SPECIALIZABLE) and tle-dump reads it again with the values it is compiled with,
+            # where the step is a constant (adversarial round 63: it was refused as "computed
+            # at run time", zero-step, whatever DEFAULT_CONFIG gave)
+            raise self.err(f"the step of `{text}` is computed from the constexpr "
+                           f"{', '.join(free)}, which the kernel is read without a value for: "
+                           f"Triton builds the loop from the value it is compiled with, so it "
+                           f"is checked at that value (give one: --param, DEFAULT_CONFIG or the "
+                           f"launch's constexprs)", s, check="constexpr-operand")
         dom = "" if a is None else f", which may be 0 in the params' domains"
         # (with the step, so that a verdict for --param values that fix it to a non-zero i32
         # drops the obligation: passes/verify_protocol.py check_structure, adversarial round 63)
