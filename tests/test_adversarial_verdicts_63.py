@@ -12,8 +12,9 @@ import pytest
 from tle_compiler.ir.parser import parse_module
 from tle_compiler.ir.printer import print_module
 
-from .adversarial_support import (dump, expect, get, judged_as_triton, kernel, loop, put,
-                                  reader_does, run_dump, write_kernel)
+from .adversarial_oracles import triton_ttir
+from .adversarial_support import (FILL, HEAD, TRITON_JIT, dump, expect, get, judged_as_triton,
+                                  kernel, loop, put, reader_does, run_dump, write_kernel)
 
 #: the ring's writer and reader over N windows
 WRITER = loop("for p in range(N):", put("p"))
@@ -304,3 +305,112 @@ def test_a_step_of_a_constexpr_and_a_run_time_value_keeps_the_obligation(tmp_pat
     expect(code, err, ("rejected", "[zero-step]", "computed at run time"))
     code, err = dump(tmp_path, capsys, text, "--param", "N=3")
     expect(code, err, ("rejected", "[zero-step]"))
+
+
+# ------------------------------- E: pipe events and writes in a helper call's keyword arguments
+
+#: two partitions exchanging over `xp` (a → b) and `yp` (b → a); a's window of yp is STMT's
+PING_PONG = HEAD + '''
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    xp = tle.pipe(capacity=1, tile=tle.gpu.alloc([1, 64], tl.float32))
+    yp = tle.pipe(capacity=1, tile=tle.gpu.alloc([1, 64], tl.float32))
+    tle.gpu.warp_specialize([(a, (xp, yp, x_ptr, N)), (b, (xp, yp, y_ptr, N))], [4], [232])
+
+
+def a(xp, yp, x_ptr, N):
+    wx = xp.writer()
+    ry = yp.reader()
+    for p in range(N):
+        s = wx.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        STMT
+        tl.store(x_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        ry.release(p)
+
+
+def b(xp, yp, y_ptr, N):
+    rx = xp.reader()
+    wy = yp.writer()
+    for p in range(N):
+        res = rx.wait(p)
+        t = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        rx.release(p)
+        s = wy.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), t)
+        wy.commit(p)
+
+
+def first(a, b):
+    return a
+
+
+def second(a, b):
+    return b
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}}
+'''
+
+
+@pytest.mark.parametrize("stmt, want", [
+    # the wait before the commit (as written): each partition waits for the other, a deadlock
+    ("res = second(b=ry.wait(p), a=wx.commit(p))", ("rejected", "[deadlock]")),
+    ("res = first(ry.wait(p), wx.commit(p))", ("rejected", "[deadlock]")),
+    # the commit first: a ping-pong
+    ("res = first(b=wx.commit(p), a=ry.wait(p))", "verified"),
+    ("res = second(wx.commit(p), ry.wait(p))", "verified"),
+], ids=["kw-wait-first", "pos-wait-first", "kw-commit-first", "pos-commit-first"])
+def test_keyword_arguments_run_their_events_in_the_order_written(tmp_path, capsys, stmt, want):
+    """Before: a helper's arguments were bound in the order of its parameters, so
+    `second(b=ry.wait(p), a=wx.commit(p))` committed before it waited (verified, and lowered
+    so), where Python and Triton 3.6 (visit_Call builds the keywords as written) wait first
+    and deadlock; `first(b=wx.commit(p), a=ry.wait(p))`, a correct ping-pong, was rejected as
+    a deadlock."""
+    code, err = dump(tmp_path, capsys, PING_PONG.replace("STMT", stmt))
+    expect(code, err, want)
+    if want == "verified":
+        _, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+        a = gluon.split("def a(", 1)[1].split("def b(", 1)[0]
+        assert a.index("mbarrier.arrive(xp_full0") < a.index("mbarrier.wait(yp_full0"), a
+
+
+KW_ONLY = "\n\ndef nop(*, a):\n    pass\n\n\ndef nop2(x=0, *, b):\n    pass\n"
+READ_RING = loop("for p in range(N):", get("p"))
+
+
+@pytest.mark.parametrize("writer, check", [
+    (put("p") + "nop(a=w.commit(p))\n", "[commit-without-acquire]"),
+    (put("p") + "nop2(b=w.acquire(p + 2))\n", "[uncommitted-acquire]"),
+], ids=["second-commit", "extra-acquire"])
+def test_an_event_passed_to_a_keyword_only_parameter_runs(tmp_path, capsys, writer, check):
+    """Before: `nop(a=w.commit(p))` of `def nop(*, a)` was dropped (the parameter is never
+    bound, and the argument was not evaluated): a window committed twice was verified. Triton
+    3.6 evaluates the argument (its kws), so the event runs."""
+    code, err = dump(tmp_path, capsys, kernel(loop("for p in range(N):", writer), READ_RING,
+                                              extra=KW_ONLY))
+    expect(code, err, ("rejected", check))
+
+
+def test_the_commit_passed_to_a_keyword_only_parameter_is_the_windows(tmp_path, capsys):
+    """The commit given only there closes the window: verified, and lowered with it."""
+    writer = loop("for p in range(N):", f"s = w.acquire(p)\n{FILL}\nnop(a=w.commit(p))\n")
+    code, err = dump(tmp_path, capsys, kernel(writer, READ_RING, extra=KW_ONLY))
+    expect(code, err, "verified")
+    _, gluon, _ = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert "mbarrier.arrive(kv_full0" in gluon
+
+
+def test_an_atomic_passed_to_a_keyword_only_parameter_is_lowered(tmp_path, capsys, monkeypatch):
+    """Before: `nop(a=tl.atomic_add(y_ptr, 1.0))` was verified and lowered without the atomic;
+    Triton 3.6 compiles it with it (tt.atomic_rmw)."""
+    source = (TRITON_JIT + "def nop(*, a):\n    pass\n\n\n" + TRITON_JIT
+              + "def k(x_ptr, N, C: tl.constexpr):\n    nop(a=tl.atomic_add(x_ptr, 1.0))\n")
+    ttir = triton_ttir(tmp_path, monkeypatch, source, "kwat")
+    assert "tt.atomic_rmw" in ttir
+    text = reader_does("nop(a=tl.atomic_add(y_ptr, 1.0))").replace(
+        "DEFAULT_CONFIG", KW_ONLY.lstrip("\n") + "\n\nDEFAULT_CONFIG")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    _, gluon, _ = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert "gl.atomic_add(y_ptr, 1.0)" in gluon, gluon
