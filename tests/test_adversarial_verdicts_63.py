@@ -414,3 +414,35 @@ def test_an_atomic_passed_to_a_keyword_only_parameter_is_lowered(tmp_path, capsy
     expect(code, err, "verified")
     _, gluon, _ = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
     assert "gl.atomic_add(y_ptr, 1.0)" in gluon, gluon
+
+
+# ------------------------- F: a tuple the kernel spells out, of which the reading keeps one item
+
+WINDOW = f"s = w.acquire(p)\n{FILL}\n"
+
+
+@pytest.mark.parametrize("stmt", [
+    "x = (w.commit(p), 1)[1]",
+    "(w.commit(p), 1)[1]",
+    "x = ((w.commit(p), 1), 2)[1]",
+    "x = len((w.commit(p), 1))",
+    "x = (tl.atomic_add(x_ptr, 1.0), 1)[1]",
+], ids=["subscript", "statement", "nested", "len", "atomic"])
+def test_an_effect_in_a_tuple_item_no_one_reads_is_refused(tmp_path, capsys, stmt):
+    """Before: after the window's own commit, `x = (w.commit(p), 1)[1]` was verified (exit 0):
+    the reading kept item 1 and dropped the second commit (from the Gluon too), which Python
+    and Triton 3.6 evaluate with the tuple. Now such an item is refused at the expression."""
+    writer = loop("for p in range(N):", WINDOW + "w.commit(p)\n" + stmt + "\n")
+    code, err = dump(tmp_path, capsys, kernel(writer, READ_RING))
+    expect(code, err, ("rejected", "[unsupported-expression]", "the reading would drop it"))
+
+
+@pytest.mark.parametrize("stmt", ["s = (w.acquire(p), 1)[0]", "s = (1, w.acquire(p))[-1]",
+                                  "s = w.acquire(p)\nx = len((p, s))"],
+                         ids=["kept-item", "negative-index", "len-of-names"])
+def test_a_tuple_whose_dropped_items_do_nothing_is_read_as_before(tmp_path, capsys, stmt):
+    """Held: the item the subscript keeps may perform the event; items without effects may be
+    dropped."""
+    writer = loop("for p in range(N):", f"{stmt}\n{FILL}\nw.commit(p)\n")
+    code, err = dump(tmp_path, capsys, kernel(writer, READ_RING))
+    expect(code, err, "verified")

@@ -2740,6 +2740,19 @@ class Builder(BuildRules, ConstexprRules):
                         return f"{what}, at {shown(x.loc.file or '')}:{x.loc.line}"
         return None
 
+    def no_dropped_effects(self, node: ast.AST, items, kept: Optional[int], what: str) -> None:
+        """Refuse a tuple the kernel spells out whose items (but the ``kept`` one, which the
+        expression goes on with) perform a pipe event or write memory, where ``node`` reads no
+        more of it (``what``: `(w.commit(p), 1)[1]`, `len((w.commit(p), 1))`): Python and Triton
+        3.6 evaluate every item, and the reading would drop them from the verdict and the
+        lowered kernel (adversarial round 63: such a second commit was verified)."""
+        for j, item in enumerate(items):
+            if j != kept and _has_effect(item):
+                raise self.err(f"`{ast.unparse(node)}`: item {j} of the tuple performs a pipe "
+                               f"event or a write, which Python and Triton evaluate, but "
+                               f"{what} and the reading would drop it: evaluate it in a "
+                               f"statement of its own", node, check="unsupported-expression")
+
     def no_effects_in(self, emitted: list, node: ast.AST, where: str) -> None:
         """Refuse statements the builder emitted for ``node`` (an inlined helper's body) that
         perform a pipe event or write memory (a store, an atomic, a TMA copy), where ``node`` is
@@ -2828,6 +2841,8 @@ class Builder(BuildRules, ConstexprRules):
         if isinstance(base, K.TupleExpr) and single:
             i = fold(index)
             if isinstance(i, int) and -len(base.items) <= i < len(base.items):
+                self.no_dropped_effects(node, base.items, i % len(base.items),
+                                        f"the subscript picks item {i}")
                 item_st = st.value[i] if st is not None and st.kind == "tuple" else None
                 return base.items[i], item_st
         if st is not None and st.kind == "tuple" and single:  # a name holding a tuple: `pipes[0]`
@@ -3045,6 +3060,8 @@ class Builder(BuildRules, ConstexprRules):
             # times; len of anything else is refused where it is used
             n = self.literal_length(node.args[0], args[0])
             if n is not None:
+                if isinstance(args[0], K.TupleExpr):
+                    self.no_dropped_effects(node, args[0].items, None, "len counts them")
                 return K.Const(n, loc), None
         if path == "builtins.len":
             # of anything else (a tensor, whose len Triton 3.6 refuses: "object of type 'tensor'
