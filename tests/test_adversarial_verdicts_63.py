@@ -427,7 +427,9 @@ WINDOW = f"s = w.acquire(p)\n{FILL}\n"
     "x = ((w.commit(p), 1), 2)[1]",
     "x = len((w.commit(p), 1))",
     "x = (tl.atomic_add(x_ptr, 1.0), 1)[1]",
-], ids=["subscript", "statement", "nested", "len", "atomic"])
+    "x = len((w.commit(p),) * 0)",
+    "x = len((1,) + (w.commit(p),))",
+], ids=["subscript", "statement", "nested", "len", "atomic", "len-repeated", "len-sum"])
 def test_an_effect_in_a_tuple_item_no_one_reads_is_refused(tmp_path, capsys, stmt):
     """Before: after the window's own commit, `x = (w.commit(p), 1)[1]` was verified (exit 0):
     the reading kept item 1 and dropped the second commit (from the Gluon too), which Python

@@ -3060,8 +3060,14 @@ class Builder(BuildRules, ConstexprRules):
             # times; len of anything else is refused where it is used
             n = self.literal_length(node.args[0], args[0])
             if n is not None:
-                if isinstance(args[0], K.TupleExpr):
-                    self.no_dropped_effects(node, args[0].items, None, "len counts them")
+                if _has_effect(args[0]):
+                    # (a tuple, a sum or a repetition of tuples: `len((w.commit(p),) * 0)` runs
+                    # the commit once, and the reading kept only the count)
+                    raise self.err(f"`{ast.unparse(node)}`: its argument performs a pipe event "
+                                   f"or a write, which Python and Triton evaluate, but len "
+                                   f"reads only its length and the reading would drop it: "
+                                   f"evaluate it in a statement of its own", node,
+                                   check="unsupported-expression")
                 return K.Const(n, loc), None
         if path == "builtins.len":
             # of anything else (a tensor, whose len Triton 3.6 refuses: "object of type 'tensor'
