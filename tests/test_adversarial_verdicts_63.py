@@ -632,3 +632,35 @@ def test_held_a_named_hop_through_a_pipe_of_capacity_two(tmp_path, capsys):
     pipe = write_kernel(tmp_path, NAMED_CAPACITY_2.replace("capacity=2", "capacity=1"), "k.pipe")
     code, _, err = run_dump(capsys, "-q", str(pipe))
     assert code == 0, err
+
+
+# ------------------------------ H: writes in an assert's test or a tl.static_print's arguments
+
+@pytest.mark.parametrize("stmt, words", [
+    ("assert tl.atomic_add(y_ptr, 1.0) >= 0.0", "inside an `assert`"),
+    ("assert y_ptr.atomic_add(1.0) >= 0.0, 'negative'", "inside an `assert`"),
+    ("tl.static_print(tl.atomic_add(y_ptr, 1.0))", "tl.static_print is lowered to nothing"),
+], ids=["assert", "assert-member", "static_print"])
+def test_a_write_triton_evaluates_where_nothing_is_lowered_is_refused(tmp_path, capsys,
+                                                                       monkeypatch, stmt, words):
+    """Before: verified, and lowered without the atomic (asserts and tl.static_print emit
+    nothing); Triton 3.6 evaluates the test (visit_Assert, debug or not) and static_print's
+    arguments, so its TTIR has the atomic. Pipe events there were refused already."""
+    source = (TRITON_JIT + "def k(x_ptr, N, C: tl.constexpr):\n    y_ptr = x_ptr\n    "
+              + stmt + "\n")
+    assert "tt.atomic_rmw" in triton_ttir(tmp_path, monkeypatch, source, "wr")
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, ("rejected", words))
+
+
+@pytest.mark.parametrize("stmt", ["assert N >= 0", "tl.static_print('n', N)",
+                                  "tl.device_assert(tl.atomic_add(y_ptr, 1.0) >= 0.0)"],
+                         ids=["assert", "static_print", "device_assert"])
+def test_asserts_and_prints_without_dropped_writes_are_read_as_before(tmp_path, capsys, stmt):
+    """Held: an assert or a static print that writes nothing is verified; tl.device_assert is
+    lowered, its atomic with it."""
+    code, err = dump(tmp_path, capsys, reader_does(stmt))
+    expect(code, err, "verified")
+    if "atomic" in stmt:
+        _, gluon, _ = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+        assert "gl.atomic_add(y_ptr, 1.0)" in gluon

@@ -2502,6 +2502,16 @@ class Builder(BuildRules, ConstexprRules):
                                    f"writes) would not run, where Triton and Python run it; call "
                                    f"it as a statement before the assert", n,
                                    check="unsupported-control-flow")
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and (
+                    n.func.attr in ("store", "tma_load") or n.func.attr.startswith("atomic_")):
+                # ... and so is a store or an atomic (`assert tl.atomic_add(p, 1.0) >= 0`, also
+                # the member form `p.atomic_add(1.0)`), which Triton evaluates with the test
+                # whether or not the assert is compiled in (adversarial round 63: verified and
+                # lowered without the atomic)
+                raise self.err(f"`{ast.unparse(n)}` inside an `assert`: asserts are not "
+                               f"lowered, so the write would not run, where Triton and Python "
+                               f"run it; call it as a statement before the assert", n,
+                               check="unsupported-control-flow")
             if isinstance(n, ast.JoinedStr):
                 # Triton 3.6 visits the test and the message: an f-string is an AST node it
                 # does not support, so the kernel does not compile (dropped, it was verified)
@@ -3030,6 +3040,15 @@ class Builder(BuildRules, ConstexprRules):
             args, kwargs = self.call_arguments(node, self.value)
         finally:
             self.not_triton = saved
+        if short == "tl.static_print" and any(_has_effect(a) for a in
+                                              [*args, *(v for _, v in kwargs)]):
+            # Triton 3.6 evaluates the arguments (execute_static_print visits them) and then
+            # prints at compile time: the lowering emits nothing for the call, so an atomic or a
+            # store there was dropped from the lowered kernel (adversarial round 63)
+            raise self.err(f"`{ast.unparse(node)}`: an argument performs a pipe event or a "
+                           f"write, which Triton evaluates, but tl.static_print is lowered to "
+                           f"nothing and the write would be dropped: evaluate it in a "
+                           f"statement of its own", node, check="unsupported-expression")
         if path in ("builtins.min", "builtins.max", "builtins.len", "builtins.abs") \
                 and isinstance(node.func, ast.Attribute):
             # `builtins.min(...)`: Triton 3.6's dependency finder (runtime/jit.py
