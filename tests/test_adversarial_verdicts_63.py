@@ -664,3 +664,38 @@ def test_asserts_and_prints_without_dropped_writes_are_read_as_before(tmp_path, 
     if "atomic" in stmt:
         _, gluon, _ = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
         assert "gl.atomic_add(y_ptr, 1.0)" in gluon
+
+
+# ----------------------------------------------------- I: `if` on None, a module or a function
+
+def test_an_if_on_none_takes_its_else_branch(tmp_path, capsys, monkeypatch):
+    """Before: `if None:` around pipe events was refused as a condition "computed through a name
+    bound more than once ... which the kernel IR does not fold" (constexpr-if): the protocol view
+    read None as false, the kernel IR kept the `if`. Triton 3.6 takes a NoneType condition as a
+    compile-time false one (its TTIR has no store of the branch)."""
+    source = (TRITON_JIT + "def k(x_ptr, N, C: tl.constexpr):\n    if None:\n"
+              "        tl.store(x_ptr, 1.0)\n    else:\n        tl.store(x_ptr + 1, 2.0)\n")
+    assert triton_ttir(tmp_path, monkeypatch, source, "ifnone").count("tt.store") == 1
+    extra = loop("if None:", "s = w.acquire(N)\nw.commit(N)\n")
+    code, err = dump(tmp_path, capsys, kernel(WRITER + extra, READER))
+    expect(code, err, "verified")
+    writer = loop("if None:", "s = w.acquire(0)\nw.commit(0)\n") + loop("else:", WRITER)
+    code, err = dump(tmp_path, capsys, kernel(writer, READER))
+    expect(code, err, "verified")
+    _, gluon, _ = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert "if None" not in gluon and gluon.count("mbarrier.arrive(kv_full0") == 1, gluon
+
+
+@pytest.mark.parametrize("cond, kind", [("tl", "module"), ("hh", "function")])
+def test_an_if_on_a_module_or_a_function_is_refused(tmp_path, capsys, monkeypatch, cond, kind):
+    """Before: `if tl:` was verified (the branch read as always taken); Triton 3.6 refuses it
+    ("`if` conditionals can only accept values of type {NoneType, bool, int}, not objects of
+    type module")."""
+    source = TRITON_JIT + "def k(x_ptr, N, C: tl.constexpr):\n    if tl:\n        pass\n"
+    from .adversarial_oracles import triton_compile_error
+    assert "not objects of type module" in str(triton_compile_error(tmp_path, monkeypatch,
+                                                                    source, "iftl"))
+    text = kernel(WRITER + loop(f"if {cond}:", "pass\n"), READER,
+                  extra="\n\ndef hh():\n    pass\n")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", f"an `if` on the {kind} `{cond}`"))

@@ -37,6 +37,7 @@ from .folding import fold
 from .triton_rules import TritonRules
 from .local_tensors import BuildRules, covers
 from .constexpr_rules import ConstexprRules
+from .constexpr_rules import condition_type_refusal
 from .constexpr_rules import constexpr_annotation as _constexpr_annotation
 from .kernel import (foreign_decorated_kernel, is_float_param, jit_decorator, jit_options,
                      kernel_def_lines, helper_warp_specialize, jit_call_kernel, jit_reference,
@@ -660,6 +661,13 @@ class Frame:
 
     def kir(self, name: str) -> str:
         return self.prefix + name
+
+
+def _is_none(e: K.Expr) -> bool:
+    """Whether ``e`` (of no compile-time Static: a module, a handle or a function is a
+    ``Const(None)`` with one) is the constant None, a literal or a module constant bound to it,
+    which ``fold`` cannot tell from an expression that does not fold."""
+    return isinstance(e, (K.Const, K.Global)) and e.value is None
 
 
 def _has_effect(e: K.Expr) -> bool:
@@ -1932,8 +1940,23 @@ class Builder(BuildRules, ConstexprRules):
                        check="unsupported-control-flow")
 
     def s_If(self, s: ast.If) -> None:
-        cond, _ = self.expr(s.test)
+        cond, cond_st = self.expr(s.test)
         folded = fold(cond)
+        if cond_st is not None and cond_st.kind in ("mod", "usermod", "func"):
+            # `if tl:`, `if helper:`: Triton 3.6 refuses a compile-time condition of a module or
+            # a function; read as true, the branch was verified and lowered (adversarial round 63)
+            kind = "function" if cond_st.kind == "func" else "module"
+            raise self.err(f"`{ast.unparse(s.test)}`: "
+                           + condition_type_refusal(f"an `if` on the {kind} "
+                                                    f"`{ast.unparse(s.test)}`", kind)
+                           + "; Triton 3.6 refuses the kernel", s.test,
+                           check="unsupported-control-flow")
+        if folded is None and cond_st is None and _is_none(cond):
+            # `if None:` (a literal, or a module constant bound to None): Triton 3.6 takes a
+            # NoneType condition as a compile-time false one, and so does the protocol view; left
+            # undecided here, the kernel was refused as one whose views disagree (constexpr-if,
+            # adversarial round 63)
+            folded = False
         self.compile_time_condition(s.test, cond, folded, "an `if`")
         # a tensor condition: in a partition, of a value that folds (else it is a run-time one
         # or a constexpr's); in the kernel body, which binds no number as a constant, of any
