@@ -24,6 +24,13 @@ False verdicts, fixed:
   window's commit were verified: the reading kept one item (or the length) and dropped the
   second commit, from the verdict and the Gluon, where Python and Triton evaluate every item.
   FIXED: refused at the expression (``no_dropped_effects``, check unsupported-expression).
+- ``assert tl.atomic_add(y_ptr, 1.0) >= 0.0`` (or ``y_ptr.atomic_add(...)``) and
+  ``tl.static_print(tl.atomic_add(y_ptr, 1.0))`` were verified and lowered without the atomic
+  (asserts and static prints emit nothing), where Triton 3.6 evaluates the test and the
+  arguments (its TTIR has the atomic). FIXED: refused at the write (frontend/build.py
+  ``s_Assert``, the call builder), as pipe events there were.
+- ``if tl:`` (a module, or a function) around statements was read as always true and verified;
+  Triton 3.6 refuses it ("not objects of type module"). FIXED: refused at the condition.
 - ``tl.reduce_or(x)`` without an axis was verified and lowered as ``gl.reduce_or(x, 0)``; Triton
   3.6 refuses it ("missing 1 required positional argument: 'axis'"). FIXED:
   language/call_args.py REQUIRED holds its axis.
@@ -43,6 +50,9 @@ Refusals and messages, fixed:
 - ``for i in range(0, 10, C)`` of a constexpr C (DEFAULT_CONFIG 5) was rejected as "computed at
   run time" (zero-step): the reading now stops (constexpr-operand) and reads the kernel
   specialised to the value it compiles with.
+- ``if None:`` around pipe events was refused as a condition "computed through a name bound more
+  than once ... which the kernel IR does not fold" (constexpr-if): the kernel IR now decides it
+  as Triton does (compile-time false), and only its `else` exists.
 
 Checked and held (no hole found): loops of pipe events over loaded trip counts (non-affine),
 early `return`, `break`, `continue` and `tl.range(num_stages=)` in partitions, `tl.static_range`
