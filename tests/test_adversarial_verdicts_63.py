@@ -74,7 +74,13 @@ step) is no param --param fixes, so its zero-step obligation stays under ``--par
 Triton 3.6 compiles the loop away; Triton's shared-memory scratch (layout conversions,
 reductions) is not counted in the 227 KB budget (documented), so a kernel whose pipes fill it
 may verify and then fail at launch; ``x.to(tl.float32, fp_downcast_rounding='rtz')`` of an
-fp32 `x` (a no-op Triton compiles) is refused by the lowering.
+fp32 `x` (a no-op Triton compiles) is refused by the lowering; the waits inside one `tl` call's
+keyword arguments given out of the parameters' order (`tl.store(value=...r.wait(p)...,
+pointer=...r.wait(p + 1)...)`) are verified in the order written and lowered in the parameters'
+order (language/call_args.bind): both are consecutive blocking waits, so deadlock freedom and
+the windows are the same (a safe statement waits indices less than a capacity apart), but the
+lowered kernel's event order is not the verified one; ``p if None else q`` is refused by the
+lowering as "a tensor condition".
 """
 
 from __future__ import annotations
