@@ -29,6 +29,12 @@ False verdicts, fixed:
   (asserts and static prints emit nothing), where Triton 3.6 evaluates the test and the
   arguments (its TTIR has the atomic). FIXED: refused at the write (frontend/build.py
   ``s_Assert``, the call builder), as pipe events there were.
+- ``tl.store(value=...r.wait(2 * q)..., pointer=...r.wait(2 * q + 1)...)`` was verified with the
+  waits in the order written (Python's and Triton's) and lowered in tl.store's parameter order
+  (pointer first): the lowered kernel's events were not the verified ones (deadlock freedom and
+  windows happen to agree for consecutive waits a safe statement makes). FIXED: a statement
+  with two or more waits / acquires is built in sequential form (``_calls_helper``), each bound
+  in Python's order.
 - ``if tl:`` (a module, or a function) around statements was read as always true and verified;
   Triton 3.6 refuses it ("not objects of type module"). FIXED: refused at the condition.
 - ``tl.reduce_or(x)`` without an axis was verified and lowered as ``gl.reduce_or(x, 0)``; Triton
@@ -74,13 +80,8 @@ step) is no param --param fixes, so its zero-step obligation stays under ``--par
 Triton 3.6 compiles the loop away; Triton's shared-memory scratch (layout conversions,
 reductions) is not counted in the 227 KB budget (documented), so a kernel whose pipes fill it
 may verify and then fail at launch; ``x.to(tl.float32, fp_downcast_rounding='rtz')`` of an
-fp32 `x` (a no-op Triton compiles) is refused by the lowering; the waits inside one `tl` call's
-keyword arguments given out of the parameters' order (`tl.store(value=...r.wait(p)...,
-pointer=...r.wait(p + 1)...)`) are verified in the order written and lowered in the parameters'
-order (language/call_args.bind): both are consecutive blocking waits, so deadlock freedom and
-the windows are the same (a safe statement waits indices less than a capacity apart), but the
-lowered kernel's event order is not the verified one; ``p if None else q`` is refused by the
-lowering as "a tensor condition".
+fp32 `x` (a no-op Triton compiles) is refused by the lowering; ``p if None else q`` is refused
+by the lowering as "a tensor condition".
 """
 
 from __future__ import annotations
@@ -715,3 +716,28 @@ def test_an_if_on_a_module_or_a_function_is_refused(tmp_path, capsys, monkeypatc
                   extra="\n\ndef hh():\n    pass\n")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, ("rejected", f"an `if` on the {kind} `{cond}`"))
+
+
+# ------------------------------- J: two waits in one tl call's keyword arguments, out of order
+
+def test_two_waits_in_a_calls_keyword_arguments_are_lowered_in_the_order_written(tmp_path,
+                                                                                 capsys):
+    """Before: `tl.store(value=...r.wait(p)..., pointer=...r.wait(p + 1)...)` was verified with
+    wait(p) first (the order written, Python's and Triton's) and lowered with wait(p + 1)
+    first (tl.store's parameter order). The statement is now built in sequential form, so the
+    lowered kernel waits in the verified order."""
+    reader = loop("for q in range(N):",
+                  "tl.store(value=tl.load(tle.gpu.local_ptr(r.wait(2 * q).slot.tile)), "
+                  "pointer=y_ptr + tl.arange(0, 64) + "
+                  "tl.load(tle.gpu.local_ptr(r.wait(2 * q + 1).slot.tile)).to(tl.int32))\n"
+                  "r.release(2 * q)\nr.release(2 * q + 1)\n")
+    text = kernel(loop("for p in range(2 * N):", put("p")), reader)
+    path = write_kernel(tmp_path, text)
+    code, gluon, err = run_dump(capsys, "-p", "emit-gluon", str(path))
+    # (bounded, exit 3: the writer's loop to 2 * N is outside the cutoff theorem's fragment)
+    assert code == 3 and "gl.warp_specialize" in gluon, err
+    consume = gluon.split("def consume(", 1)[1]
+    assert consume.index("((2 * q)) % 2") < consume.index("(((2 * q) + 1)) % 2"), consume
+    _, out, _ = run_dump(capsys, "--no-locations", str(path))
+    protocol = out.split("partition consume", 1)[1]
+    assert protocol.index("kv.wait(2*q)") < protocol.index("kv.wait(2*q + 1)"), protocol

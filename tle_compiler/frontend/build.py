@@ -1215,9 +1215,16 @@ class Builder(BuildRules, ConstexprRules):
             nodes = [s.iter] if isinstance(s, ast.For) else [s.test]
         else:
             nodes = [s]
-        atomics = accesses = 0
+        atomics = accesses = verbs = 0
         for root in nodes:
             for n in ast.walk(root):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                        and n.func.attr in ("wait", "acquire"):
+                    # two pipe events in one statement (`tl.store(value=...r.wait(p)...,
+                    # pointer=...r.wait(p + 1)...)`): bound in Python's order, they run in it,
+                    # where the lowering evaluated a tl call's operands in its parameters' order
+                    # (adversarial round 63)
+                    verbs += 1
                 if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)):
                     try:
                         _, st = self.callee(n.func)
@@ -1233,7 +1240,7 @@ class Builder(BuildRules, ConstexprRules):
                         continue
                     atomics += path.startswith("tl.atomic_")
                     accesses += path in MEMORY_CALLS or path.startswith("tl.atomic_")
-        return atomics > 0 and accesses > 1
+        return atomics > 0 and accesses > 1 or verbs > 1
 
     def effect_free(self, m: "Module", fdef: ast.FunctionDef, seen: frozenset = frozenset()
                     ) -> bool:
