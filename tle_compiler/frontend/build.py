@@ -37,6 +37,7 @@ from .folding import fold
 from .triton_rules import TritonRules
 from .local_tensors import BuildRules, covers
 from .constexpr_rules import ConstexprRules
+from .constexpr_rules import condition_type_refusal
 from .constexpr_rules import constexpr_annotation as _constexpr_annotation
 from .kernel import (foreign_decorated_kernel, is_float_param, jit_decorator, jit_options,
                      kernel_def_lines, helper_warp_specialize, jit_call_kernel, jit_reference,
@@ -662,6 +663,21 @@ class Frame:
         return self.prefix + name
 
 
+def _is_none(e: K.Expr) -> bool:
+    """Whether ``e`` (of no compile-time Static: a module, a handle or a function is a
+    ``Const(None)`` with one) is the constant None, a literal or a module constant bound to it,
+    which ``fold`` cannot tell from an expression that does not fold."""
+    return isinstance(e, (K.Const, K.Global)) and e.value is None
+
+
+def _has_effect(e: K.Expr) -> bool:
+    """Whether evaluating ``e`` performs a pipe event or writes memory (a store, an atomic, a TMA
+    copy): what an argument no parameter binds still does when it is evaluated."""
+    return any(isinstance(x, K.Event) or (isinstance(x, K.Op) and (
+        x.name in ("tl.store", "tle.gpu.tma_load") or x.name.startswith("tl.atomic_")))
+        for x in K.walk_expr(e))
+
+
 def _stores(body: list[ast.stmt]) -> dict[str, list[tuple[int, int]]]:
     """Where ``body`` (a function's) binds each name: name -> [(line, column)] of its stores."""
     out: dict[str, list[tuple[int, int]]] = {}
@@ -1199,9 +1215,16 @@ class Builder(BuildRules, ConstexprRules):
             nodes = [s.iter] if isinstance(s, ast.For) else [s.test]
         else:
             nodes = [s]
-        atomics = accesses = 0
+        atomics = accesses = verbs = 0
         for root in nodes:
             for n in ast.walk(root):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                        and n.func.attr in ("wait", "acquire"):
+                    # two pipe events in one statement (`tl.store(value=...r.wait(p)...,
+                    # pointer=...r.wait(p + 1)...)`): bound in Python's order, they run in it,
+                    # where the lowering evaluated a tl call's operands in its parameters' order
+                    # (adversarial round 63)
+                    verbs += 1
                 if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)):
                     try:
                         _, st = self.callee(n.func)
@@ -1217,7 +1240,7 @@ class Builder(BuildRules, ConstexprRules):
                         continue
                     atomics += path.startswith("tl.atomic_")
                     accesses += path in MEMORY_CALLS or path.startswith("tl.atomic_")
-        return atomics > 0 and accesses > 1
+        return atomics > 0 and accesses > 1 or verbs > 1
 
     def effect_free(self, m: "Module", fdef: ast.FunctionDef, seen: frozenset = frozenset()
                     ) -> bool:
@@ -1924,8 +1947,23 @@ class Builder(BuildRules, ConstexprRules):
                        check="unsupported-control-flow")
 
     def s_If(self, s: ast.If) -> None:
-        cond, _ = self.expr(s.test)
+        cond, cond_st = self.expr(s.test)
         folded = fold(cond)
+        if cond_st is not None and cond_st.kind in ("mod", "usermod", "func"):
+            # `if tl:`, `if helper:`: Triton 3.6 refuses a compile-time condition of a module or
+            # a function; read as true, the branch was verified and lowered (adversarial round 63)
+            kind = "function" if cond_st.kind == "func" else "module"
+            raise self.err(f"`{ast.unparse(s.test)}`: "
+                           + condition_type_refusal(f"an `if` on the {kind} "
+                                                    f"`{ast.unparse(s.test)}`", kind)
+                           + "; Triton 3.6 refuses the kernel", s.test,
+                           check="unsupported-control-flow")
+        if folded is None and cond_st is None and _is_none(cond):
+            # `if None:` (a literal, or a module constant bound to None): Triton 3.6 takes a
+            # NoneType condition as a compile-time false one, and so does the protocol view; left
+            # undecided here, the kernel was refused as one whose views disagree (constexpr-if,
+            # adversarial round 63)
+            folded = False
         self.compile_time_condition(s.test, cond, folded, "an `if`")
         # a tensor condition: in a partition, of a value that folds (else it is a run-time one
         # or a constexpr's); in the kernel body, which binds no number as a constant, of any
@@ -2494,6 +2532,16 @@ class Builder(BuildRules, ConstexprRules):
                                    f"writes) would not run, where Triton and Python run it; call "
                                    f"it as a statement before the assert", n,
                                    check="unsupported-control-flow")
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and (
+                    n.func.attr in ("store", "tma_load") or n.func.attr.startswith("atomic_")):
+                # ... and so is a store or an atomic (`assert tl.atomic_add(p, 1.0) >= 0`, also
+                # the member form `p.atomic_add(1.0)`), which Triton evaluates with the test
+                # whether or not the assert is compiled in (adversarial round 63: verified and
+                # lowered without the atomic)
+                raise self.err(f"`{ast.unparse(n)}` inside an `assert`: asserts are not "
+                               f"lowered, so the write would not run, where Triton and Python "
+                               f"run it; call it as a statement before the assert", n,
+                               check="unsupported-control-flow")
             if isinstance(n, ast.JoinedStr):
                 # Triton 3.6 visits the test and the message: an f-string is an AST node it
                 # does not support, so the kernel does not compile (dropped, it was verified)
@@ -2732,6 +2780,19 @@ class Builder(BuildRules, ConstexprRules):
                         return f"{what}, at {shown(x.loc.file or '')}:{x.loc.line}"
         return None
 
+    def no_dropped_effects(self, node: ast.AST, items, kept: Optional[int], what: str) -> None:
+        """Refuse a tuple the kernel spells out whose items (but the ``kept`` one, which the
+        expression goes on with) perform a pipe event or write memory, where ``node`` reads no
+        more of it (``what``: `(w.commit(p), 1)[1]`, `len((w.commit(p), 1))`): Python and Triton
+        3.6 evaluate every item, and the reading would drop them from the verdict and the
+        lowered kernel (adversarial round 63: such a second commit was verified)."""
+        for j, item in enumerate(items):
+            if j != kept and _has_effect(item):
+                raise self.err(f"`{ast.unparse(node)}`: item {j} of the tuple performs a pipe "
+                               f"event or a write, which Python and Triton evaluate, but "
+                               f"{what} and the reading would drop it: evaluate it in a "
+                               f"statement of its own", node, check="unsupported-expression")
+
     def no_effects_in(self, emitted: list, node: ast.AST, where: str) -> None:
         """Refuse statements the builder emitted for ``node`` (an inlined helper's body) that
         perform a pipe event or write memory (a store, an atomic, a TMA copy), where ``node`` is
@@ -2820,6 +2881,8 @@ class Builder(BuildRules, ConstexprRules):
         if isinstance(base, K.TupleExpr) and single:
             i = fold(index)
             if isinstance(i, int) and -len(base.items) <= i < len(base.items):
+                self.no_dropped_effects(node, base.items, i % len(base.items),
+                                        f"the subscript picks item {i}")
                 item_st = st.value[i] if st is not None and st.kind == "tuple" else None
                 return base.items[i], item_st
         if st is not None and st.kind == "tuple" and single:  # a name holding a tuple: `pipes[0]`
@@ -3007,6 +3070,15 @@ class Builder(BuildRules, ConstexprRules):
             args, kwargs = self.call_arguments(node, self.value)
         finally:
             self.not_triton = saved
+        if short == "tl.static_print" and any(_has_effect(a) for a in
+                                              [*args, *(v for _, v in kwargs)]):
+            # Triton 3.6 evaluates the arguments (execute_static_print visits them) and then
+            # prints at compile time: the lowering emits nothing for the call, so an atomic or a
+            # store there was dropped from the lowered kernel (adversarial round 63)
+            raise self.err(f"`{ast.unparse(node)}`: an argument performs a pipe event or a "
+                           f"write, which Triton evaluates, but tl.static_print is lowered to "
+                           f"nothing and the write would be dropped: evaluate it in a "
+                           f"statement of its own", node, check="unsupported-expression")
         if path in ("builtins.min", "builtins.max", "builtins.len", "builtins.abs") \
                 and isinstance(node.func, ast.Attribute):
             # `builtins.min(...)`: Triton 3.6's dependency finder (runtime/jit.py
@@ -3037,6 +3109,14 @@ class Builder(BuildRules, ConstexprRules):
             # times; len of anything else is refused where it is used
             n = self.literal_length(node.args[0], args[0])
             if n is not None:
+                if _has_effect(args[0]):
+                    # (a tuple, a sum or a repetition of tuples: `len((w.commit(p),) * 0)` runs
+                    # the commit once, and the reading kept only the count)
+                    raise self.err(f"`{ast.unparse(node)}`: its argument performs a pipe event "
+                                   f"or a write, which Python and Triton evaluate, but len "
+                                   f"reads only its length and the reading would drop it: "
+                                   f"evaluate it in a statement of its own", node,
+                                   check="unsupported-expression")
                 return K.Const(n, loc), None
         if path == "builtins.len":
             # of anything else (a tensor, whose len Triton 3.6 refuses: "object of type 'tensor'
@@ -3395,12 +3475,23 @@ class Builder(BuildRules, ConstexprRules):
                     raise self.err(f"'{fdef.name}': missing argument '{p}'", node,
                                    check="bad-call")
             kwonly = {a.arg for a in sig.kwonlyargs}
-            for p in params:
+            # the arguments bind in the order Python (and Triton 3.6's visit_Call) evaluates
+            # them: the positional ones, then the keyword ones as written, whatever the order of
+            # the parameters they name (`pick(b=r.wait(p), a=w.commit(p))` waits first); the
+            # defaults, evaluated at the def, after them (adversarial round 63: they bound in
+            # the parameters' order, so the events of keyword arguments ran reordered)
+            given = positional[:len(args)] + [k for k, _ in kw_items]
+            for p in given + [p for p in params if p not in given]:
                 e, st = bound[p]
                 if p in kwonly:
                     # Triton never binds a keyword-only parameter in the body: a read of it is
-                    # refused there, as Triton refuses it (or reads a module constexpr instead)
+                    # refused there, as Triton refuses it (or reads a module constexpr instead);
+                    # but it evaluates the argument, so an event or a write there runs
+                    # (adversarial round 63: `nop(a=w.commit(p))` of `def nop(*, a)` was dropped,
+                    # from the verdict and the lowered kernel alike)
                     frame.undefined[p] = keyword_only_why(fdef, p)
+                    if p in kwargs and _has_effect(e):
+                        self.emit(K.Assign(frame.kir(p), e, e.loc))
                     continue
                 # A name passed in is read in place: nothing the helper does can rebind the
                 # caller's variable, so the parameter is that variable while it is not assigned.

@@ -3631,19 +3631,40 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         lo, hi = self.bounds(a) if a is not None else (None, None)
         if (lo is not None and lo > 0) or (hi is not None and hi < 0):
             return
+        free = sorted({self.k.params.slot(v).arg for v in a.variables
+                       if is_placeholder(v) and self.k.params.slot(v).arg
+                       in self.k.free_constexprs}) if a is not None else []
+        if free and not self.is_runtime(step_v):
+            # a step of constexprs only is a number when the kernel compiles (`range(0, 10, C)`:
+            # no run-time value, never 0 in a launch with C = 5), so the reading stops (a check
+            # of SPECIALIZABLE) and tle-dump reads it again with the values it is compiled with,
+            # where the step is a constant (adversarial round 63: it was refused as "computed
+            # at run time", zero-step, whatever DEFAULT_CONFIG gave)
+            raise self.err(f"the step of `{text}` is computed from the constexpr "
+                           f"{', '.join(free)}, which the kernel is read without a value for: "
+                           f"Triton builds the loop from the value it is compiled with, so it "
+                           f"is checked at that value (give one: --param, DEFAULT_CONFIG or the "
+                           f"launch's constexprs)", s, check="constexpr-operand")
         dom = "" if a is None else f", which may be 0 in the params' domains"
+        # (with the step, so that a verdict for --param values that fix it to a non-zero i32
+        # drops the obligation: passes/verify_protocol.py check_structure, adversarial round 63)
         self.note_endless(s, (
             f"the step of `{text}` is computed at run time (`{self.src(s.step)}`{dom}): Triton "
             f"builds the loop (scf.for) from it unchecked, and at step 0 it never ends; state a "
             f"domain that excludes 0 (`tle.assume({self.src(s.step)} >= 1)`) or step by a "
-            f"constant"))
+            f"constant"), None if a is None else "zero-step", None if a is None else (a,))
 
-    def note_endless(self, s: K.For, message: str, check: Optional[str] = None) -> None:
+    def note_endless(self, s: K.For, message: str, check: Optional[str] = None,
+                     operands: Optional[tuple] = None) -> None:
         """Keep the obligation that the loop ``s`` ends for the verdict to refuse
         (Program.zero_steps: check ``check``, zero-step by default), once per loop (a loop
-        walked again, in a branch or an unrolled body, is one loop)."""
+        walked again, in a branch or an unrolled body, is one loop). ``operands``: a zero-step
+        obligation's step, ``(step,)`` (an Affine), which --param values may fix."""
         where = (s.loc.file, s.loc.line, s.loc.column)
         if any((x[0].file, x[0].line, x[0].column) == where for x in self.k.zero_steps):
+            return
+        if operands is not None:
+            self.k.zero_steps.append((s.loc, message, check, operands))
             return
         self.k.zero_steps.append((s.loc, message) if check is None else (s.loc, message, check))
 
@@ -5412,7 +5433,9 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
                      and pnames.get(division_slots[key].placeholder) in known)
     program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases,
                       every_access=True, unnamed=unnamed,
-                      zero_steps=tuple(k.zero_steps) + endless,
+                      zero_steps=tuple(z if len(z) < 4 else (*z[:3], tuple(
+                          x.substitute(env_names) for x in z[3])) for z in k.zero_steps)
+                      + endless,
                       data_loops=subst_body(tuple(k.data_loops), env_names),
                       signed_only=tuple(k.signed_only))
     return Analysis(program,

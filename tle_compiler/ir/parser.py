@@ -113,7 +113,11 @@ The language
   report of a Python or .kir kernel writes one for each such obligation (a ``.pipe`` partition
   holds no loop without events), so that the report reads back rejected as the kernel is
   (adversarial round 62); verify-protocol refuses it at its line. Another CHECK, or a MESSAGE
-  that is no JSON string or is blank, is refused at its line.
+  that is no JSON string or is blank, is refused at its line. ``endless zero-step step(EXPR)
+  "MESSAGE"`` states the loop's step, EXPR an affine expression of the params, bases and
+  definitions declared before the line: a verdict for --param values that fix it to a non-zero
+  i32 drops the obligation, as for the Python kernel (adversarial round 63); a step of another
+  check, or one naming another value, is refused at its line.
 * ``loaded PTR (TYPE, ...) "WHY"`` (``Program.signed_only``): the verdict holds only where PTR, a
   pointer of no known element type, points to one of the TYPEs (nodes.LOAD_TYPES:
   ``int32``, ``uint8``, ``float``, ...); tle-dump then qualifies its proof to them (bounded, exit
@@ -541,7 +545,7 @@ class _Builder:
                 value = -int(v.children[0]) if v.data == "neg_int" else int(v.children[0])
                 current["consts"].append((str(item.children[0]), value, self.loc(item)))
             elif kind == "endless_decl":
-                current["endless"].append(self.endless(item))
+                current["endless"].append(self.endless(item, current))
             elif kind == "loaded_decl":
                 current["loaded"].append(self.loaded(item))
             elif kind == "pipe_decl":
@@ -667,18 +671,33 @@ class _Builder:
                              f"operand must be one the kernel can compute (fix or drop the "
                              f"operand)", at)
 
-    def endless(self, item: Tree) -> tuple:
-        """``endless CHECK "MESSAGE"``: a loop of the kernel that may never end (Program.zero_steps,
-        checks zero-step and endless-loop), kept as the obligation (location, message, check)
-        the verdict refuses. The message is a JSON string (the printer writes it so)."""
+    def endless(self, item: Tree, current: dict) -> tuple:
+        """``endless CHECK [step(EXPR)] "MESSAGE"``: a loop of the kernel that may never end
+        (Program.zero_steps, checks zero-step and endless-loop), kept as the obligation
+        (location, message, check) the verdict refuses, with ``(step,)`` after it where the line
+        states a zero-step loop's step (which --param values may fix). The message is a JSON
+        string (the printer writes it so)."""
         check = str(item.children[0])
         if check not in ENDLESS_CHECKS:
             raise self.error(f"'endless {check}': the check of a loop that may never end is one "
                              f"of {', '.join(ENDLESS_CHECKS)}", self.loc(item))
-        message = self.json_text(item.children[1], f"the message of 'endless {check}'",
+        stated = item.children[1] if len(item.children) > 2 else None
+        message = self.json_text(item.children[-1], f"the message of 'endless {check}'",
                                  f"'endless {check}' needs a message: what the loop is and "
                                  f"why it may never end")
-        return (self.loc(item), message, check)
+        if stated is None:
+            return (self.loc(item), message, check)
+        if check != "zero-step":
+            raise self.error(f"'endless {check}' states no step: only a zero-step loop's step "
+                             f"(`endless zero-step step(N) \"...\"`) is written", self.loc(stated))
+        step = self.affine(stated.children[0], f"the step of 'endless {check}'")
+        known = ({p.name for p in current["params"]} | {b.name for b in current["bases"]}
+                 | {d.name for d, _ in current["defs"]})
+        unknown = sorted(step.variables - known)
+        if unknown:
+            raise self.error(f"the step of 'endless {check}' names '{unknown[0]}', which is no "
+                             f"param, base or definition declared before it", self.loc(stated))
+        return (self.loc(item), message, check, (step,))
 
     def loaded(self, item: Tree) -> tuple:
         """``loaded PTR (TYPE, ...) "WHY"``: the verdict holds only where PTR points to one of

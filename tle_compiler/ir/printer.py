@@ -98,12 +98,17 @@ def _endless(program: Program, locations: bool) -> list[str]:
     ``endless CHECK "MESSAGE"`` lines, the message a JSON string: the text form reads back
     rejected as the kernel is. A division obligation (check division-by-zero) follows from its
     ``def`` line and is not printed."""
+    known = ({p.name for p in program.params} | {b.name for b in program.bases}
+             | {d.name for d in program.derived})
     lines = []
     for loc, message, *check in getattr(program, "zero_steps", ()):
         word = check[0] if check else "zero-step"
         if word not in ENDLESS_CHECKS:
             continue
-        lines.append(_located(f"endless {word} {json.dumps(message)}", loc, locations))
+        # a zero-step loop's step, where it names only declared values (--param may fix it)
+        step = check[1][0] if word == "zero-step" and len(check) > 1 else None
+        stated = f" step({step})" if step is not None and step.variables <= known else ""
+        lines.append(_located(f"endless {word}{stated} {json.dumps(message)}", loc, locations))
     return lines
 
 

@@ -48,8 +48,27 @@ PARAMS: dict[str, tuple[str, ...]] = {
 #: how many of PARAMS' leading parameters a call must give (default: all of them); a call
 #: giving fewer was verified, and the translator failed with Python's IndexError / KeyError /
 #: ValueError (`tl.where(c)`, `tl.maximum(x)`, `tl.zeros([64])`); Triton refuses it too
+#: (tl.reduce_or's axis has no default in Triton 3.6: "reduce_or() missing 1 required positional
+#: argument: 'axis'"; `tl.reduce_or(x)` was verified and lowered as over axis 0: adversarial
+#: round 63.)
 REQUIRED: dict[str, int] = {"tl.dot": 2, "tl.max": 1, "tl.min": 1, "tl.sum": 1, "tl.xor_sum": 1,
-                            "tl.reduce_or": 1}
+                            "tl.reduce_or": 2}
+
+#: Triton 3.6's parameters of each call after those of PARAMS, in order: a call may give them by
+#: position too (`tl.maximum(x, y, tl.PropagateNan.NONE)`, `tl.sum(x, 0, True)`, `x.to(tl.int32,
+#: None, True)`), and is read as if it named them (each is one of READ's or DEFAULTS' keywords).
+#: Until adversarial round 63 such a call was refused ("takes at most 2 positional arguments").
+TAIL: dict[str, tuple[str, ...]] = {
+    "tl.maximum": ("propagate_nan",),
+    "tl.minimum": ("propagate_nan",),
+    "tl.max": ("return_indices", "return_indices_tie_break_left", "keep_dims"),
+    "tl.min": ("return_indices", "return_indices_tie_break_left", "keep_dims"),
+    "tl.sum": ("keep_dims", "dtype"),
+    "tl.xor_sum": ("keep_dims",),
+    "tl.reduce_or": ("keep_dims",),
+    "tl.dot": ("input_precision", "allow_tf32", "max_num_imprecise_acc", "out_dtype"),
+    "to": ("fp_downcast_rounding", "bitcast"),
+}
 
 READ: dict[str, tuple[str, ...]] = {
     "to": ("bitcast", "fp_downcast_rounding"),
@@ -145,14 +164,22 @@ def bind(node: K.Op) -> K.Op:
         return node  # already in the form the translator reads: the same node (its path)
     name = node.name
     args: list[Optional[K.Expr]] = list(node.args)
-    if len(args) > len(params):
-        raise CallArgError(f"`{_spelling(name)}` takes at most {len(params) - (name == 'to')} "
-                           f"positional arguments here")
+    tail = TAIL.get(name, ())
+    if len(args) > len(params) + len(tail):
+        raise CallArgError(f"`{_spelling(name)}` takes at most "
+                           f"{len(params) + len(tail) - (name == 'to')} positional arguments here")
+    # the parameters past PARAMS given by position, read as the keywords they bind
+    extra = tuple(zip(tail, args[len(params):]))
+    args = args[:len(params)]
+    given = {key for key, _ in extra}
+    for key, _ in node.kwargs:
+        if key in given:
+            raise CallArgError(f"`{_spelling(name)}`: `{key}` given twice")
     args += [None] * (len(params) - len(args))
     kept = []
     read = READ.get(name, ())
     defaults = DEFAULTS.get(name, {})
-    for key, e in node.kwargs:
+    for key, e in extra + tuple(node.kwargs):
         if key in params:
             i = params.index(key)
             if args[i] is not None:

@@ -14,6 +14,7 @@ smallest param values that do.
 from __future__ import annotations
 
 
+from ..ir.i32 import fits_i32
 from ..ir.nodes import CLOSED_FLAG, Access, Event, For, If, Stmt, walk_accesses, walk_events
 from ..ir.record import record
 from ..ir.smem import SMEM_BYTES, pipes_past_smem
@@ -32,20 +33,59 @@ MAX_CAPACITY = SMEM_BYTES // 16
 MAX_CTA_WARPS = 32
 
 
+def _on_gpu(value: int, least: int) -> int:
+    """``value`` as the GPU computes it in the signed type whose least value is ``least`` (i32
+    or i64): sums and products by constants wrap modulo 2^32 (2^64), so an affine expression's
+    value there is its true value wrapped into the type's range."""
+    width = -2 * least
+    return (value - least) % width + least
+
+
 def _division_defined(operands, fixed: dict) -> bool:
     """Whether the run-time division of ``operands`` (dividend, divisor, the type's least
     value, whether the dividend's domain holds it: frontend/protocol.py
     runtime_division), undefined for some values of the params' domains, is defined at
     the values ``fixed`` (--param) gives: its divisor fixed to neither 0 nor -1, or to -1 with
-    a dividend that cannot be (or is fixed to another value than) the least."""
+    a dividend that cannot be (or is fixed to another value than) the least. The divisor and
+    dividend are the values the GPU computes, wrapped into the type (adversarial round 63:
+    `C // (N * 65536)` at `--param N=65536` divides by 0 on the GPU, by 2^32 over the
+    integers)."""
     a, b, least, may_be_least = operands
     if not b.variables <= fixed.keys():
         return False
-    d = b.eval(fixed)
+    d = _on_gpu(b.eval(fixed), least)
     if d == 0:
         return False
     return d != -1 or not may_be_least or (a.variables <= fixed.keys()
-                                           and a.eval(fixed) != least)
+                                           and _on_gpu(a.eval(fixed), least) != least)
+
+
+def _step_fixed_nonzero(operands, fixed: dict) -> bool:
+    """Whether the run-time step of a loop without events (``operands``: ``(step,)``, an Affine:
+    frontend/protocol.py note_runtime_step), which may be 0 in the params' domains, is fixed by
+    the values ``fixed`` (--param) gives to a non-zero i32: the loop then ends at those values
+    (whether its counter stays in i32 is the i32 check's, passes/i32_range.py). A step whose
+    value there is outside i32 keeps the obligation: the GPU computes it wrapped (`N * 65536`
+    at N = 65536 is 0)."""
+    (step,) = operands
+    if not step.variables <= fixed.keys():
+        return False
+    value = step.eval(fixed)
+    return value != 0 and fits_i32(value)
+
+
+def _wrapped_divisor(operands, fixed: dict) -> str:
+    """Where the values ``fixed`` gives make the divisor 0 or -1 only as the GPU computes it
+    (its value over the integers wraps), what the message of the obligation adds; else ""."""
+    _, b, least, _ = operands
+    if not b.variables <= fixed.keys():
+        return ""
+    exact = b.eval(fixed)
+    gpu = _on_gpu(exact, least)
+    if gpu == exact:
+        return ""
+    width = 32 if least == -2 ** 31 else 64
+    return f" (at the values given `{b}` is {exact}, which the GPU computes in i{width} as {gpu})"
 
 
 def check_structure(ctx: PassContext) -> None:
@@ -53,8 +93,13 @@ def check_structure(ctx: PassContext) -> None:
     # a loop that may never end: a run-time step that may be 0 (zero-step), or a run-time loop
     # without events whose counter may wrap at a launch no checked value stands for
     for loc, message, *check in getattr(prog, "zero_steps", ()):
-        if len(check) > 1 and _division_defined(check[1], ctx.fixed_params):
+        if len(check) > 1 and check[0] == "zero-step":
+            if _step_fixed_nonzero(check[1], ctx.fixed_params):
+                continue
+        elif len(check) > 1 and _division_defined(check[1], ctx.fixed_params):
             continue
+        elif len(check) > 1:
+            message += _wrapped_divisor(check[1], ctx.fixed_params)
         ctx.error(loc, message, check[0] if check else "zero-step")
     seen: dict[str, str] = {}
     for kind, items in (("param", prog.params), ("pipe", prog.pipes), ("partition", prog.partitions)):
