@@ -66,6 +66,13 @@ Triton's i32 tensor gives -1; refused). Kernel-body loops walked iteration by it
 (PrologueWalker.unroll) keep their counters exact: the rebinding rule applies after them, as
 ``exact_after`` already made such names run-time values.
 
+* test_a_helper_returned_tuple_item_is_a_tensor: ``t + h2(t)[1]`` of an int8 tile, ``h2``
+  returning ``(t, 100)`` (or a nested ``(t, (100, 1))`` bound to a name): Triton's visit_Return
+  makes each number item of a returned tuple a tensor, so the add is i32; the builder kept the
+  item's literal (``(t + 100)``, i8), as it did not for a returned number alone nor for a
+  returned tuple of numbers only (``h5()[1] * 3``: a tensor already, held in the same test).
+  Each such item is now ``to_tensor(item)`` (frontend/build.py ``inline``, ``_tensor_statics``).
+
 Held (kept as references and guards):
 * test_a_module_global_reads_as_triton_reads_it_with_non_constexpr_globals_allowed: Triton 3.6
   refuses a plain module-level int in a jit function ("Cannot access global variable G") unless
@@ -263,6 +270,65 @@ def test_plain_triton_computes_a_rebound_remainder_in_i32(tmp_path):
     assert "arith.constant dense<-1> : tensor<64xi32>" in ttir, ttir
     assert "arith.constant dense<-3> : tensor<64xi32>" in ttir, ttir
     assert "dense<2>" not in ttir and "dense<1>" not in ttir, ttir
+
+
+# ------------------------------------------------- a helper's returned tuple
+
+RETURNS = '''
+def h2(t):
+    return t, 100
+
+
+def h3(t):
+    return (t, (100, 1))
+
+
+def h5():
+    return (-7, 1)
+'''
+
+
+@pytest.mark.parametrize("body", [
+    "tl.store(y_ptr + p * 2048 + offs, t + h2(t)[1])",
+    "rr = h3(t)\ntl.store(y_ptr + p * 2048 + offs, t + rr[1][0])",
+    "tl.store(y_ptr + p * 2048 + offs, t + h5()[1] * 3)",
+], ids=["item", "nested-item", "item-times-3"])
+def test_a_helper_returned_tuple_item_is_a_tensor(tmp_path, body):
+    """``t + h2(t)[1]`` of an int8 tile, ``h2`` returning ``(t, 100)``: Triton's visit_Return
+    makes each number item of the returned tuple a tensor (an i32 add); the item was the literal
+    100 where the call stood (``(t + 100)``, an i8 add). A returned number alone, and a tuple of
+    numbers only (``h5()``), were tensors already."""
+    from tests.test_lowering_adversarial_10 import _with_helpers
+
+    text = _with_helpers(body, RETURNS, "int8").replace('"y_ptr": "*i8"', '"y_ptr": "*i32"')
+    path = _write(tmp_path, text)
+    rc, out = _dump(path, "-q", "--gluon")
+    assert rc == 0, out
+    (store,) = [ln for ln in _consumer(out) if ln.startswith("gl.store(((y_ptr")]
+    assert "gl.to_tensor(" in store, store
+    ttgir = _compile(path).asm["ttgir"]
+    assert not re.search(I8_ADD, ttgir) and re.search(I32_ADD, ttgir), ttgir
+
+
+def test_plain_triton_returns_a_tuple_item_as_a_tensor(tmp_path):
+    ttir = _triton(tmp_path, "ref_ret", '''
+        import triton
+        import triton.language as tl
+
+
+        @triton.jit
+        def h2(t):
+            return t, 100
+
+
+        @triton.jit
+        def k(x_ptr, y_ptr):
+            offs = tl.arange(0, 64)
+            t = tl.load(x_ptr + offs)
+            tl.store(y_ptr + offs, t + h2(t)[1])
+    ''', {"x_ptr": "*i8", "y_ptr": "*i32"})
+    assert re.search(r"arith\.addi %\S+, %\S+ : tensor<64xi32>", ttir), ttir
+    assert not re.search(r"arith\.addi %\S+, %\S+ : tensor<64xi8>", ttir), ttir
 
 
 # ------------------------------------------------- module globals

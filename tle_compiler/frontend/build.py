@@ -3466,6 +3466,12 @@ class Builder(BuildRules, ConstexprRules):
             made = _tensor_items(st.value if st is not None else e)
             if st is None or isinstance(made, K.Op):
                 e, st = made, None
+        elif self.in_partition and st is not None and st.kind == "tuple":
+            # so is each number item of a returned tuple, at any depth (visit_Return's decay):
+            # `t + h(t)[1]` of a helper returning `(t, 100)` adds in i32; the item was the
+            # literal, read where the call's item stood (an i8 add; lowering adversarial round
+            # 11)
+            e, st = _tensor_items(e), _tensor_statics(st)
         # An effect-free helper's value is its expression, used where the call stands; any
         # other helper's value is bound where its body ends (later statements may change it).
         if st is None and not self.effect_free(module, fdef) and not isinstance(
@@ -4299,6 +4305,21 @@ def _const_tuple(v: tuple, loc: Loc) -> K.TupleExpr:
     """The kernel IR of the :func:`_number_tuple` ``v``."""
     return K.TupleExpr(tuple(_const_tuple(x, loc) if isinstance(x, tuple) else K.Const(x, loc)
                              for x in v), loc)
+
+
+def _tensor_statics(st: Optional[Static]) -> Optional[Static]:
+    """``st`` (a tuple's) with each number item known as a constant (at any depth) known as the
+    tensor Triton makes of it, ``to_tensor(item)``, as :func:`_tensor_items` reads the tuple."""
+    if st is None:
+        return None
+    if st.kind == "tuple":
+        items = [_tensor_statics(x) for x in st.value]
+        return st if all(a is b for a, b in zip(items, st.value)) else Static(
+            "tuple", type(st.value)(items) if isinstance(st.value, (tuple, list)) else items)
+    if st.kind == "const" and isinstance(st.value, K.Const) \
+            and isinstance(st.value.value, (int, float)) and not isinstance(st.value.value, bool):
+        return Static("const", K.Op("to_tensor", (st.value,), (), st.value.loc))
+    return st
 
 
 def _tensor_items(e: K.Expr, paths: Optional[tuple] = None, at: tuple = ()) -> K.Expr:
