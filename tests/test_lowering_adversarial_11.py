@@ -73,6 +73,16 @@ Triton's i32 tensor gives -1; refused). Kernel-body loops walked iteration by it
   returned tuple of numbers only (``h5()[1] * 3``: a tensor already, held in the same test).
   Each such item is now ``to_tensor(item)`` (frontend/build.py ``inline``, ``_tensor_statics``).
 
+* test_a_kernel_body_value_triton_holds_as_a_tensor_reaches_a_partition_as_one: the same in
+  the kernel body, handed to a partition: a helper's result written in the warp_specialize call
+  (``hn()`` returning 100, ``(hn(), 1)``, ``hk()``, ``hm(N)`` returning ``(N, 100)``) was the
+  literal in the partition (the builder marked a partition parameter a tensor only when given
+  a name: build.py ``warp_specialize``, local_tensors.py ``body_tensor_items`` now take a
+  helper's call too), and a kernel-body tuple with a run-time item (``T = (N, 100)``, ``T =
+  hm(N)``), which the frontend does not fold in the partition, handed its number items over as
+  ``gl.constexpr`` literals: now as the tensors they are in Triton (translate.py ``assign``,
+  ``has_scalar``; frontend ``PrologueWalker._s_Assign``, ``any_runtime``).
+
 Held (kept as references and guards):
 * test_a_module_global_reads_as_triton_reads_it_with_non_constexpr_globals_allowed: Triton 3.6
   refuses a plain module-level int in a jit function ("Cannot access global variable G") unless
@@ -306,6 +316,49 @@ def test_a_helper_returned_tuple_item_is_a_tensor(tmp_path, body):
     assert rc == 0, out
     (store,) = [ln for ln in _consumer(out) if ln.startswith("gl.store(((y_ptr")]
     assert "gl.to_tensor(" in store, store
+    ttgir = _compile(path).asm["ttgir"]
+    assert not re.search(I8_ADD, ttgir) and re.search(I32_ADD, ttgir), ttgir
+
+
+BODY_HELPERS = '''
+
+def hk():
+    return (100, 1)
+
+
+def hn():
+    return 100
+
+
+def hm(x):
+    return x, 100
+'''
+
+
+@pytest.mark.parametrize("prelude, arg, item", [
+    ("", "hn()", ""),
+    ("", "(hn(), 1)", "[0]"),
+    ("", "hk()", "[0]"),
+    ("", "hm(N)", "[1]"),
+    ("    T = hm(N)\n", "T", "[1]"),
+    ("    T = (N, 100)\n", "T", "[1]"),
+], ids=["number", "number-in-a-tuple", "tuple-of-numbers", "tuple-with-a-run-time-item",
+        "named-helper-tuple", "named-tuple-with-a-run-time-item"])
+def test_a_kernel_body_value_triton_holds_as_a_tensor_reaches_a_partition_as_one(
+        tmp_path, prelude, arg, item):
+    """A helper's result written in the warp_specialize call (``hn()`` returning 100, ``(hn(),
+    1)``, ``hk()`` returning ``(100, 1)``, ``hm(N)`` returning ``(N, 100)``), and a kernel-body
+    tuple with a run-time item (``T = (N, 100)``, ``T = hm(N)``): Triton hands the partition
+    tensors (visit_Return's, visit_Assign's), so ``t + S`` of an int8 tile adds in i32; the
+    partition read the literal 100 (an i8 add). A helper's result bound to a name first (``S =
+    hn()``, ``T = hk()``) was a tensor already."""
+    text = _handed(prelude, arg, f"tl.store(y_ptr + p * 2048 + offs, t + S{item})", "int8",
+                   "i32").replace("\n\nDEFAULT_CONFIG", BODY_HELPERS + "\n\nDEFAULT_CONFIG")
+    path = _write(tmp_path, text)
+    rc, out = _dump(path, "-q", "--gluon")
+    assert rc == 0, out
+    (store,) = [ln for ln in _consumer(out) if ln.startswith("gl.store(((y_ptr")]
+    assert "(t + 100)" not in store, store
     ttgir = _compile(path).asm["ttgir"]
     assert not re.search(I8_ADD, ttgir) and re.search(I32_ADD, ttgir), ttgir
 

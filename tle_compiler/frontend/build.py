@@ -4051,6 +4051,13 @@ class Builder(BuildRules, ConstexprRules):
                     frame.constexprs.add(p)
                 if isinstance(a, ast.Name) and self._is_local_tensor(a):
                     frame.body_tensors[p] = a.id
+                elif isinstance(a, ast.Call) and self._is_local_tensor(a):
+                    # a helper's result written in the call (`hn()`, `hm(N)`): the tensor
+                    # visit_Return makes of a returned number, or of each number item of a
+                    # returned tuple, as a name bound to it is (it was the literal's
+                    # constexpr: `t + S` of an int8 tile added in i8; lowering adversarial
+                    # round 11)
+                    frame.body_tensors[p] = ast.unparse(a)
                 elif isinstance(a, (ast.Tuple, ast.List)):
                     items = self.body_tensor_items(a)
                     if items:
@@ -4091,6 +4098,11 @@ class Builder(BuildRules, ConstexprRules):
                     # as `b[0]`, it was the body's name `B`, which the partition's Gluon does
                     # not define
                     st = _folded_items(e, st, assigns, top)
+                if p in frame.body_tensors and st is not None and st.kind == "tuple":
+                    # a tuple the kernel body binds by a plain assignment (`T = hm(N)`, the
+                    # tuple `(N, 100)`), or a helper's returned tuple: its number items are
+                    # tensors, read where the partition reads them (`S[1]` was the literal)
+                    st = _tensor_statics(st)
                 frame.env[p] = st
                 shape = self.tuple_shape(e, st)
                 if shape is not None:  # read through the parameter's name

@@ -4662,6 +4662,12 @@ class PrologueWalker(Walker):
                 return divided[x.id], x
         return None
 
+    def any_runtime(self, v: Optional[Value]) -> bool:
+        """Whether the tuple ``v`` has a run-time item, at any depth."""
+        if isinstance(v, TupleV):
+            return any(self.any_runtime(x) for x in v.items)
+        return v is not None and self.is_runtime(v)
+
     @staticmethod
     def compile_time(v: Optional[Value]) -> bool:
         """Whether the lowering computes ``v`` when it compiles (a constant, or computed from
@@ -4754,10 +4760,13 @@ class PrologueWalker(Walker):
         # (not while a loop is walked iteration by iteration: its counters stay exact there,
         # and exact_after makes what it rebinds run-time values after it)
         rebound = rebound and not self._unrolling
-        if rebound and hit is None and isinstance(v, TupleV) and self.tensor_tuple(v) \
+        if (rebound or isinstance(v, TupleV) and self.any_runtime(v)) and not self._unrolling \
+                and hit is None and isinstance(v, TupleV) and self.tensor_tuple(v) \
                 and not self.annotated(s):
             # so are the number items of a tuple bound again (`T = (100, 1); T = (T[0] + 0,
-            # 1)`): the lowering hands each to the partition as the tensor it is in Triton
+            # 1)`), or of one with a run-time item (`T = (N, 100)`, whose items the frontend
+            # does not fold in the partition): the lowering hands each to the partition as the
+            # tensor it is in Triton
             v = run_time_items(v)
             self.env[s.target] = v
             tensors.discard(s.target)
