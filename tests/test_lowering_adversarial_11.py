@@ -81,7 +81,10 @@ Triton's i32 tensor gives -1; refused). Kernel-body loops walked iteration by it
   helper's call too), and a kernel-body tuple with a run-time item (``T = (N, 100)``, ``T =
   hm(N)``), which the frontend does not fold in the partition, handed its number items over as
   ``gl.constexpr`` literals: now as the tensors they are in Triton (translate.py ``assign``,
-  ``has_scalar``; frontend ``PrologueWalker._s_Assign``, ``any_runtime``).
+  ``has_scalar``; frontend ``PrologueWalker._s_Assign``, ``any_runtime``). With ``T = (N, -7)``
+  a reader looping ``N + S[1] // 2 + 4`` times was verified (Python's -4) where Triton's C
+  division gives -3 and the reader waits a tile never committed
+  (test_a_tuple_item_with_a_run_time_sibling_divides_as_c_does_in_the_partition).
 
 Held (kept as references and guards):
 * test_a_module_global_reads_as_triton_reads_it_with_non_constexpr_globals_allowed: Triton 3.6
@@ -361,6 +364,24 @@ def test_a_kernel_body_value_triton_holds_as_a_tensor_reaches_a_partition_as_one
     assert "(t + 100)" not in store, store
     ttgir = _compile(path).asm["ttgir"]
     assert not re.search(I8_ADD, ttgir) and re.search(I32_ADD, ttgir), ttgir
+
+
+@pytest.mark.parametrize("extra, verified", [("3", True), ("4", False)])
+def test_a_tuple_item_with_a_run_time_sibling_divides_as_c_does_in_the_partition(tmp_path, extra,
+                                                                                 verified):
+    """``T = (N, -7)`` handed to a reader looping ``N + S[1] // 2 + extra`` times against a
+    writer's N: Triton's item is the i32 tensor -7, whose ``// 2`` is -3, so ``+ 3`` matches and
+    ``+ 4`` waits one tile never committed; the verifier read Python's -4 and verified ``+ 4``
+    (and the Gluon's constexpr agreed with it, not with Triton)."""
+    text = _handed("    T = (N, -7)\n", "T", "tl.store(y_ptr + p * 2048 + offs, t)", "int8", "i8")
+    text = text.replace("    for p in range(N):\n        res = r.wait(p)",
+                        f"    for p in range(N + S[1] // 2 + {extra}):\n        res = r.wait(p)")
+    rc, out = _dump(_write(tmp_path, text), "-q", "--gluon")
+    if verified:
+        assert rc == 0, out
+        assert "for p in range(((N + (S_1 // 2)) + 3)):" in out, out
+    else:
+        assert rc == 1 and "[wait-never-committed]" in out, out
 
 
 def test_plain_triton_returns_a_tuple_item_as_a_tensor(tmp_path):
