@@ -86,6 +86,11 @@ Triton's i32 tensor gives -1; refused). Kernel-body loops walked iteration by it
   division gives -3 and the reader waits a tile never committed
   (test_a_tuple_item_with_a_run_time_sibling_divides_as_c_does_in_the_partition).
 
+* test_a_rebound_uint32_name_is_not_read_with_python_arithmetic_in_a_partition (found after
+  the first fix, fixed by it): ``S = 3000000000; S = 3000000001`` handed to a reader looping ``N
+  + (S - 3000000002 < 0) - 1`` times was verified with Python's True, where Triton's u32
+  difference wraps (False: a tile never consumed); a run-time value now, refused at the loop.
+
 Held (kept as references and guards):
 * test_a_module_global_reads_as_triton_reads_it_with_non_constexpr_globals_allowed: Triton 3.6
   refuses a plain module-level int in a jit function ("Cannot access global variable G") unless
@@ -382,6 +387,19 @@ def test_a_tuple_item_with_a_run_time_sibling_divides_as_c_does_in_the_partition
         assert "for p in range(((N + (S_1 // 2)) + 3)):" in out, out
     else:
         assert rc == 1 and "[wait-never-committed]" in out, out
+
+
+def test_a_rebound_uint32_name_is_not_read_with_python_arithmetic_in_a_partition(tmp_path):
+    """``S = 3000000000; S = 3000000001`` handed to a reader looping ``N + (S - 3000000002 < 0) -
+    1`` times: Triton's ``S`` is a u32 tensor, whose difference wraps (False: N - 1 waits, one
+    tile of the writer's N never consumed); the verifier read Python's True (N) and verified it.
+    A run-time value now, refused as a loop bound it cannot model (non-affine-loop)."""
+    text = _handed("    S = 3000000000\n    S = 3000000001\n", "S",
+                   "tl.store(y_ptr + p * 2048 + offs, t)", "int8", "i8")
+    loop = "    for p in range(N + (S - 3000000002 < 0) - 1):\n        res = r.wait(p)"
+    text = text.replace("    for p in range(N):\n        res = r.wait(p)", loop)
+    rc, out = _dump(_write(tmp_path, text), "-q")
+    assert rc == 1 and "[non-affine-loop]" in out, out
 
 
 def test_plain_triton_returns_a_tuple_item_as_a_tensor(tmp_path):
