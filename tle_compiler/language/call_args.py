@@ -44,6 +44,17 @@ PARAMS: dict[str, tuple[str, ...]] = {
     **{f"tl.{f}": ("x",) for f in UNARY},
 }
 
+#: Triton 3.6's parameters after those of :data:`PARAMS`, in order: a call giving them
+#: positionally (``x.to(tl.float8e5, "rtz")``, ``x.to(tl.int32, None, True)``) binds them as
+#: these keywords, which :func:`bind` then reads, drops at their default or refuses by name
+#: (they were refused as "takes at most N positional arguments" although Triton compiles them;
+#: lowering adversarial round 11).
+#: (Only ``x.to`` so far: the frontend reads a reduction's shape from its keywords, so a
+#: positional ``keep_dims`` of tl.sum / tl.max stays refused, at the call.)
+TRAILING: dict[str, tuple[str, ...]] = {
+    "to": ("fp_downcast_rounding", "bitcast"),
+}
+
 #: Keywords past the positional parameters that the translator reads and lowers.
 #: how many of PARAMS' leading parameters a call must give (default: all of them); a call
 #: giving fewer was verified, and the translator failed with Python's IndexError / KeyError /
@@ -145,9 +156,18 @@ def bind(node: K.Op) -> K.Op:
         return node  # already in the form the translator reads: the same node (its path)
     name = node.name
     args: list[Optional[K.Expr]] = list(node.args)
+    trailing = TRAILING.get(name, ())
+    if len(params) < len(args) <= len(params) + len(trailing):
+        extra = tuple(zip(trailing, args[len(params):]))
+        for key, _ in extra:
+            if any(k == key for k, _ in node.kwargs):
+                raise CallArgError(f"`{_spelling(name)}`: `{key}` given twice")
+        node = replace(node, kwargs=extra + tuple(node.kwargs))
+        args = args[:len(params)]
     if len(args) > len(params):
-        raise CallArgError(f"`{_spelling(name)}` takes at most {len(params) - (name == 'to')} "
-                           f"positional arguments here")
+        raise CallArgError(f"`{_spelling(name)}` takes at most "
+                           f"{len(params) + len(TRAILING.get(name, ())) - (name == 'to')} "
+                           f"positional arguments")
     args += [None] * (len(params) - len(args))
     kept = []
     read = READ.get(name, ())
