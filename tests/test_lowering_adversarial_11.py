@@ -94,7 +94,9 @@ Triton's i32 tensor gives -1; refused). Kernel-body loops walked iteration by it
 * test_x_to_takes_its_rounding_and_bitcast_by_position: ``t.to(tl.bfloat16, 'rtz')`` and
   ``t.to(tl.int32, None, True)`` (Triton 3.6's ``to(dtype, fp_downcast_rounding, bitcast)``)
   were refused ("`x.to` takes at most 1 positional arguments here") where Triton compiles them;
-  now bound as those keywords (language/call_args.py ``TRAILING``).
+  now bound as those keywords (language/call_args.py ``TRAILING``), and the verifier reads a
+  positional bitcast where Triton has it, third (frontend/protocol.py ``bitcast`` read the
+  second, the rounding mode: test_a_positional_bitcast_is_read_as_the_keyword).
 
 Held (kept as references and guards):
 * test_a_module_global_reads_as_triton_reads_it_with_non_constexpr_globals_allowed: Triton 3.6
@@ -447,6 +449,19 @@ def test_x_to_takes_its_rounding_and_bitcast_by_position(tmp_path, expr, ttgir_h
     rc, out = _dump(path, "-q", "--gluon")
     assert rc == 0, out
     assert ttgir_has in _compile(path).asm["ttgir"]
+
+
+@pytest.mark.parametrize("cast", ["N.to(tl.int32, None, True)", "N.to(tl.int32, bitcast=True)"])
+def test_a_positional_bitcast_is_read_as_the_keyword(tmp_path, cast):
+    """The verifier read ``x.to``'s second positional argument as ``bitcast`` (Triton's is the
+    rounding mode, the third is ``bitcast``): a positional bitcast, which the lowering now
+    binds, is read as the keyword one (a cast the verifier does not model, refused as a loop
+    bound with pipe events)."""
+    text = _handed("", "N", "tl.store(y_ptr + p * 2048 + offs, t)", "int8", "i8")
+    text = text.replace("    for p in range(N):\n        res = r.wait(p)",
+                        f"    for p in range({cast}):\n        res = r.wait(p)")
+    rc, out = _dump(_write(tmp_path, text), "-q")
+    assert rc == 1 and "[non-affine-loop]" in out and "which the verifier" in out, out
 
 
 # ------------------------------------------------- module globals

@@ -2386,8 +2386,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
 
     @staticmethod
     def bitcast(kwargs: dict, rest: list) -> bool:
-        """Whether ``x.to(dtype, bitcast)`` may reinterpret bits (anything but a False/absent)."""
-        flag = kwargs.get("bitcast", rest[1] if len(rest) > 1 else None)
+        """Whether ``x.to(dtype, fp_downcast_rounding, bitcast)`` may reinterpret bits (anything
+        but a False/absent): Triton 3.6's order, which language/call_args.py binds (the third
+        positional argument; the second is the rounding mode)."""
+        flag = kwargs.get("bitcast", rest[2] if len(rest) > 2 else None)
         if flag is None:
             return False
         return not (isinstance(flag, Const) and flag.value in (False, None)
