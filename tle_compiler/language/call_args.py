@@ -49,11 +49,34 @@ PARAMS: dict[str, tuple[str, ...]] = {
 #: these keywords, which :func:`bind` then reads, drops at their default or refuses by name
 #: (they were refused as "takes at most N positional arguments" although Triton compiles them;
 #: lowering adversarial round 11).
-#: (Only ``x.to`` so far: the frontend reads a reduction's shape from its keywords, so a
-#: positional ``keep_dims`` of tl.sum / tl.max stays refused, at the call.)
+#: The reductions' are moved into keywords where the frontend builds the call
+#: (:func:`keywords_of`), since the verifier reads a reduction's shape from its keywords.
 TRAILING: dict[str, tuple[str, ...]] = {
     "to": ("fp_downcast_rounding", "bitcast"),
+    "tl.sum": ("keep_dims", "dtype"),
+    **{f"tl.{r}": ("return_indices", "return_indices_tie_break_left", "keep_dims")
+       for r in ("max", "min")},
+    **{f"tl.{r}": ("keep_dims",) for r in ("xor_sum", "reduce_or")},
 }
+
+#: the calls whose trailing positional arguments the frontend binds as keywords when it builds
+#: them (``tl.sum(x, 1, True)`` is ``tl.sum(x, 1, keep_dims=True)`` in the kernel IR)
+KEYWORDS_AT_BUILD = ("tl.sum", "tl.max", "tl.min", "tl.xor_sum", "tl.reduce_or")
+
+
+def keywords_of(name: str, args: list, kwargs: list) -> tuple[list, list]:
+    """(args, kwargs) of a call of ``name`` with its positional arguments past :data:`PARAMS`'
+    moved into :data:`TRAILING`'s keywords, in Triton 3.6's order (a call of another name, or
+    of more arguments than Triton takes, unchanged: :func:`bind` refuses it). A keyword given
+    twice is a CallArgError, as Python's TypeError."""
+    params, trailing = PARAMS.get(name, ()), TRAILING.get(name, ())
+    if name not in KEYWORDS_AT_BUILD or not len(params) < len(args) <= len(params) + len(trailing):
+        return args, kwargs
+    extra = list(zip(trailing, args[len(params):]))
+    for key, _ in extra:
+        if any(k == key for k, _ in kwargs):
+            raise CallArgError(f"`{_spelling(name)}`: `{key}` given twice")
+    return list(args[:len(params)]), extra + list(kwargs)
 
 #: Keywords past the positional parameters that the translator reads and lowers.
 #: how many of PARAMS' leading parameters a call must give (default: all of them); a call
