@@ -49,6 +49,14 @@ stays in i1 (refused, as round 13 pins in partitions). The events oracle
 (testing/gluon_trace.py) ran a number a jit function assigns to a name as a constexpr (Python's
 `//`), where Triton holds a tensor; it now runs it as an i32 (tests/test_lowering_events.py),
 and the kernels here whose trip counts divide such a value are also held to Triton's TTIR.
+
+Changed by lowering adversarial round 11 (tests/test_lowering_adversarial_11.py): a value the
+kernel body computes is handed to a partition as Triton holds it. `K = M % 4` passed whole was a
+constexpr of Python's value (1; Triton's i32 tensor is -3): refused now, as any other use of it
+at run time is. `M = -8; M = M + 1` (a name bound again) is the run-time i32 tensor of -7 it is
+in Triton, as the same rebinding in a loop of one iteration already was: the partition's `D //
+2` is C's -3 (verified with `N + D // 2 + 3`, rejected with 4), where both views read Python's
+-4.
 """
 
 from __future__ import annotations
@@ -212,9 +220,11 @@ BODY_DIVISIONS = {
     "a quotient bound to a name, then N + K": (
         body("M = -7\nK = M % 4\n", warg="N + K", rarg="N + 1"), _C_DIV),
     "an alias of M divided": (body("M = -7\nK = M\n", warg="N + K % 4", rarg="N + 1"), _C_DIV),
+    # a quotient passed whole: the lowered kernel computes it (C's -3, as Triton) before the
+    # partitions; it was verified as a constexpr of Python's value, 1 (lowering adversarial
+    # round 11: refused as reaching run-time code, tests/test_lowering_adversarial_11.py)
+    "a quotient passed whole": (body("M = -7\nK = M % 4\n", warg="K", rarg="1"), _C_DIV),
     # the twins the lowering computes as the verifier does
-    "a quotient passed whole (a constexpr of Python's value)": (
-        body("M = -7\nK = M % 4\n", warg="K", rarg="1"), "verified"),
     "a non-negative M": (body("M = 7\n", warg="N + M % 4", rarg="N + 3"), "verified"),
     "the literal in place of M": (body("M = -7\n", warg="N + (-7) % 4", rarg="N + 1"), "verified"),
     # K = C is C itself in the lowered kernel (a constexpr)
@@ -261,9 +271,12 @@ def passed_on(pre: str, extra: int) -> str:
 
 
 @pytest.mark.parametrize("pre,extra,expect", [
-    # M straight-line: the lowering passes it as a constexpr, -7 (Python: -7 // 2 = -4)
-    ("M = -8\nM = M + 1", 4, "verified"),
-    ("M = -8\nM = M + 1", 3, _UNC),
+    # M rebound straight-line: the run-time i32 tensor of -7 that Triton holds (C: -7 // 2 =
+    # -3), passed to the partition as one; it was a constexpr of Python's value, -7 // 2 = -4,
+    # verified with 4 where the kernel Triton compiles waits one tile more than it commits
+    # (lowering adversarial round 11)
+    ("M = -8\nM = M + 1", 3, "verified"),
+    ("M = -8\nM = M + 1", 4, _WNC),
     # M rebound in a loop: a run-time value in the Gluon (C: -7 // 2 = -3), unrolled as such
     ("M = -8\nfor i in range(1):\n    M = M + 1", 3, "verified"),
     ("M = -8\nfor i in range(1):\n    M = M + 1", 4, _WNC),

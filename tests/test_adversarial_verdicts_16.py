@@ -97,9 +97,10 @@ BODY_CDIV = {
     # C and Python agree on (-7 + 3) / 4 = -1
     "M = -7 where C's and Python's agree": (
         body("M = -7\n", rarg="N + tl.cdiv(M, 4) + 1"), "verified"),
-    # K passed whole: a constexpr of Python's value
+    # K passed whole: a constexpr of Python's value (0) until lowering adversarial round 11,
+    # where Triton hands the partition its i32 tensor, C's cdiv: 1; refused since
     "a cdiv passed whole": (body("M = -7\nK = tl.cdiv(M, 3) + 2\n", warg="K", rarg="0"),
-                            "verified"),
+                            _C_DIV),
     # a run-time operand: C's division on both sides, one derived param
     "tl.cdiv(N, 3) on both sides": (
         body("", warg="tl.cdiv(N, 3)", rarg="(N + 2) // 3"), "verified"),
@@ -645,16 +646,14 @@ def _handed(pre: str, wloop: str, rloop: str, wparam: str = None, rparam: str = 
 
 
 def test_a_product_beyond_i32_handed_whole_to_a_partition(tmp_path, capsys):
-    """`K = M * M` (M = 65536) passed whole is a constexpr of Python's value in the Gluon
-    (`D: gl.constexpr = 4294967296`), so `N + (D > 0)` is N + 1 there as in the verifier: safe,
-    verified (the refusal is only for such a value computed at run time)."""
-    pytest.importorskip("triton.experimental.gluon")
-    path = verdict(tmp_path, capsys,
-                    _handed("M = 65536\nK = M * M\n", "for p in range(N + (D > 0)):",
-                            "for p in range(N + 1):", wparam="K"), "verified", params=("C=3",))
-    lowers_to_its_events(path)
-    got, gluon, err = run_dump(capsys, "-q", "--gluon", "--param", "C=3", str(path))
-    assert got == 0 and "D: gl.constexpr = 4294967296" in gluon, err
+    """`K = M * M` (M = 65536) passed whole was a constexpr of Python's value in the Gluon
+    (`D: gl.constexpr = 4294967296`), so `N + (D > 0)` was N + 1 there as in the verifier, and
+    verified; Triton hands the partition the i32 tensor M * M, which wraps to 0 (N). Refused at
+    the warp_specialize call since lowering adversarial round 11."""
+    verdict(tmp_path, capsys,
+            _handed("M = 65536\nK = M * M\n", "for p in range(N + (D > 0)):",
+                    "for p in range(N + 1):", wparam="K"),
+            ("rejected", "[unsupported-expression]", "is handed to a partition"), params=("C=3",))
 
 
 @pytest.mark.parametrize("extra,expect", [(1, "verified"), (2, _WNC), (0, _UNC)])

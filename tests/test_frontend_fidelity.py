@@ -205,7 +205,7 @@ RUNTIME_FOLD = '''
 def k(N, M: tl.constexpr):
     SPAN = (N - 1) - (N + 2)           # runtime: -3, computed by the GPU
     SHIFT = SPAN // 2                  # arith.divsi: -1 (Python's floor would give -2)
-    CSPAN = (M - 1) - (M + 2)          # constexpr: -3, a Python int
+    CSPAN: tl.constexpr = (M - 1) - (M + 2)  # constexpr: -3, a Python int
     CSHIFT = CSPAN // 2                # Python's floor: -2
     p = tle.pipe(capacity=1, x=tle.gpu.alloc([1, 16], tl.float32))
     tle.gpu.warp_specialize([(prod, (p, SHIFT, CSHIFT)), (cons, (p, SHIFT, CSHIFT))], [4], [200])
@@ -232,6 +232,15 @@ def test_constant_folding_of_runtime_integers_uses_c_division_and_remainder():
     prog = read_one(kernel(RUNTIME_FOLD))
     assert [str(e.index) for e in walk_events(prog.partitions[0].body)] == \
         ["0", "0", "0", "0", "1", "1"]
+
+
+def test_a_plain_assigned_span_divided_and_handed_over_is_refused():
+    """`CSPAN = (M - 1) - (M + 2)` without the annotation is an i32 tensor in Triton (a plain
+    assignment), so `CSPAN // 2` is C's -1, where this test read Python's -2 (as the constexpr
+    above) until lowering adversarial round 11: handed to a partition, it is refused now."""
+    text = RUNTIME_FOLD.replace("CSPAN: tl.constexpr = (M - 1)", "CSPAN = (M - 1)")
+    with pytest.raises(TleError, match="is handed to a partition"):
+        read_one(kernel(text))
 
 
 # -- 2. loops: range / tl.range / tl.static_range arguments bound as Triton binds them -------------

@@ -46,6 +46,19 @@ class TleError(Exception):
         return Diagnostic(self.loc or NOLOC, self.message, check=self.check)
 
 
+class TleLoweringWarning(UserWarning):
+    """The compiled kernel is not the Gluon module the lowering printed first: a kernel whose
+    cp.async gathers Triton could not compile (rows too narrow or unaligned for a cp.async of 4
+    bytes or more) is compiled again with register gathers (lowering/compile.py
+    ``compile_kernel``; the compiled kernel's ``tle_cp_async_fallback`` holds Triton's error).
+    The values computed are the same; ``tle-dump --gluon``, which does not compile, prints the
+    cp.async form."""
+
+    def __init__(self, message: str, kernel: str = ""):
+        super().__init__(message)
+        self.kernel = kernel
+
+
 class TleVerificationWarning(UserWarning):
     """A kernel is lowered although its pipe protocol is not proved for every value of its params
     (verdict "bounded" or "unknown"): it was checked only for the values the message names."""

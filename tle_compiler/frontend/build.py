@@ -3156,7 +3156,21 @@ class Builder(BuildRules, ConstexprRules):
         if name == "tl.cdiv" and len(args) == 2 and not kwargs:
             # Triton's cdiv of a local number divides the tensor as C does
             self.folded_cdiv(node, list(zip(node.args, args)))
+        args, kwargs = self.positional_keywords(name, args, kwargs, node)
         return self.seq(K.Op(name, tuple(args), tuple(kwargs), loc)), None
+
+    def positional_keywords(self, name: str, args, kwargs, node) -> tuple[list, list]:
+        """A reduction's arguments past its axis given by position (``tl.sum(x, 1, True)``,
+        ``x.max(1, True)``) as the keywords Triton 3.6 binds them to (language/call_args.py
+        ``keywords_of``): the verifier and the lowering read keep_dims / return_indices / dtype
+        by keyword; such a call was refused (lowering adversarial round 11)."""
+        from ..language import call_args
+
+        try:
+            return call_args.keywords_of(name, list(args), list(kwargs))
+        except call_args.CallArgError as err:
+            raise self.err(f"`{ast.unparse(node)}`: {err}", node,
+                           check="unsupported-expression") from None
 
     def member_call(self, receiver: K.Expr, rst: Optional[Static],
                     node: ast.Call) -> tuple[K.Expr, Optional[Static]]:
@@ -3206,6 +3220,7 @@ class Builder(BuildRules, ConstexprRules):
         args = [receiver, *args]
         if attr == "cdiv" and len(args) == 2 and not kwargs:
             self.folded_cdiv(node, list(zip([node.func.value, *node.args], args)))
+        args, kwargs = self.positional_keywords(f"tl.{attr}", args, kwargs, node)
         return self.seq(K.Op(f"tl.{attr}", tuple(args), tuple(kwargs), self.loc(node))), None
 
     def host_function(self, path: str, node: ast.Call) -> K.Expr:
@@ -3557,6 +3572,12 @@ class Builder(BuildRules, ConstexprRules):
             made = _tensor_items(st.value if st is not None else e)
             if st is None or isinstance(made, K.Op):
                 e, st = made, None
+        elif self.in_partition and st is not None and st.kind == "tuple":
+            # so is each number item of a returned tuple, at any depth (visit_Return's decay):
+            # `t + h(t)[1]` of a helper returning `(t, 100)` adds in i32; the item was the
+            # literal, read where the call's item stood (an i8 add; lowering adversarial round
+            # 11)
+            e, st = _tensor_items(e), _tensor_statics(st)
         # An effect-free helper's value is its expression, used where the call stands; any
         # other helper's value is bound where its body ends (later statements may change it).
         if st is None and not self.effect_free(module, fdef) and not isinstance(
@@ -4136,6 +4157,13 @@ class Builder(BuildRules, ConstexprRules):
                     frame.constexprs.add(p)
                 if isinstance(a, ast.Name) and self._is_local_tensor(a):
                     frame.body_tensors[p] = a.id
+                elif isinstance(a, ast.Call) and self._is_local_tensor(a):
+                    # a helper's result written in the call (`hn()`, `hm(N)`): the tensor
+                    # visit_Return makes of a returned number, or of each number item of a
+                    # returned tuple, as a name bound to it is (it was the literal's
+                    # constexpr: `t + S` of an int8 tile added in i8; lowering adversarial
+                    # round 11)
+                    frame.body_tensors[p] = ast.unparse(a)
                 elif isinstance(a, (ast.Tuple, ast.List)):
                     items = self.body_tensor_items(a)
                     if items:
@@ -4176,6 +4204,11 @@ class Builder(BuildRules, ConstexprRules):
                     # as `b[0]`, it was the body's name `B`, which the partition's Gluon does
                     # not define
                     st = _folded_items(e, st, assigns, top)
+                if p in frame.body_tensors and st is not None and st.kind == "tuple":
+                    # a tuple the kernel body binds by a plain assignment (`T = hm(N)`, the
+                    # tuple `(N, 100)`), or a helper's returned tuple: its number items are
+                    # tensors, read where the partition reads them (`S[1]` was the literal)
+                    st = _tensor_statics(st)
                 frame.env[p] = st
                 shape = self.tuple_shape(e, st)
                 if shape is not None:  # read through the parameter's name
@@ -4390,6 +4423,21 @@ def _const_tuple(v: tuple, loc: Loc) -> K.TupleExpr:
     """The kernel IR of the :func:`_number_tuple` ``v``."""
     return K.TupleExpr(tuple(_const_tuple(x, loc) if isinstance(x, tuple) else K.Const(x, loc)
                              for x in v), loc)
+
+
+def _tensor_statics(st: Optional[Static]) -> Optional[Static]:
+    """``st`` (a tuple's) with each number item known as a constant (at any depth) known as the
+    tensor Triton makes of it, ``to_tensor(item)``, as :func:`_tensor_items` reads the tuple."""
+    if st is None:
+        return None
+    if st.kind == "tuple":
+        items = [_tensor_statics(x) for x in st.value]
+        return st if all(a is b for a, b in zip(items, st.value)) else Static(
+            "tuple", type(st.value)(items) if isinstance(st.value, (tuple, list)) else items)
+    if st.kind == "const" and isinstance(st.value, K.Const) \
+            and isinstance(st.value.value, (int, float)) and not isinstance(st.value.value, bool):
+        return Static("const", K.Op("to_tensor", (st.value,), (), st.value.loc))
+    return st
 
 
 def _tensor_items(e: K.Expr, paths: Optional[tuple] = None, at: tuple = ()) -> K.Expr:

@@ -377,7 +377,9 @@ class BuildRules:
         under its index from either end): {path: the name}. Triton hands each to the partition
         as the tensor it is; the others are constexprs."""
         def leaf(x: ast.expr, at: tuple) -> dict:
-            root = tensor_root(x, lambda n: isinstance(n, ast.Name) and self._is_local_tensor(n))
+            # (a helper's result too, `(hn(), 1)`: Triton returns a number as a tensor)
+            root = tensor_root(x, lambda n: isinstance(n, (ast.Name, ast.Call))
+                               and self._is_local_tensor(n))
             return {at: root.id} if root is not None else {}
 
         return item_paths(node, leaf, path)

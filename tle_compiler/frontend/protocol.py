@@ -2386,8 +2386,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
 
     @staticmethod
     def bitcast(kwargs: dict, rest: list) -> bool:
-        """Whether ``x.to(dtype, bitcast)`` may reinterpret bits (anything but a False/absent)."""
-        flag = kwargs.get("bitcast", rest[1] if len(rest) > 1 else None)
+        """Whether ``x.to(dtype, fp_downcast_rounding, bitcast)`` may reinterpret bits (anything
+        but a False/absent): Triton 3.6's order, which language/call_args.py binds (the third
+        positional argument; the second is the rounding mode)."""
+        flag = kwargs.get("bitcast", rest[2] if len(rest) > 2 else None)
         if flag is None:
             return False
         return not (isinstance(flag, Const) and flag.value in (False, None)
@@ -4558,6 +4560,17 @@ class _NotExact(Exception):
     of several iterations."""
 
 
+def run_time_items(v: Value) -> Value:
+    """``v`` with each compile-time integer item of it (at any depth) a run-time value of the
+    same number: the kernel body's tuple bound again, whose items the lowered kernel hands over
+    as the tensors they are (PrologueWalker._s_Assign)."""
+    if isinstance(v, TupleV):
+        return replace(v, items=tuple(run_time_items(x) for x in v.items))
+    if isinstance(v, Aff) and not v.runtime:
+        return Aff(v.expr, True, v.wide)
+    return v
+
+
 class PrologueWalker(Walker):
     """The kernel body before warp_specialize: names assigned non-affine values become opaque
     params; ``tle.assume`` narrows params' domains."""
@@ -4672,6 +4685,12 @@ class PrologueWalker(Walker):
                 return divided[x.id], x
         return None
 
+    def any_runtime(self, v: Optional[Value]) -> bool:
+        """Whether the tuple ``v`` has a run-time item, at any depth."""
+        if isinstance(v, TupleV):
+            return any(self.any_runtime(x) for x in v.items)
+        return v is not None and self.is_runtime(v)
+
     @staticmethod
     def compile_time(v: Optional[Value]) -> bool:
         """Whether the lowering computes ``v`` when it compiles (a constant, or computed from
@@ -4681,13 +4700,15 @@ class PrologueWalker(Walker):
         return isinstance(v, Const) or WalkRules.tensor_number(v) or isinstance(
             v, (Data, Sym)) and not v.runtime and (isinstance(v, Sym) or v.key is not None)
 
-    def refuse_c_division(self, e: K.Expr, v: Optional[Value]) -> None:
-        """Refuse ``e`` (value ``v``) when it reaches run-time code through a recorded division."""
+    def refuse_c_division(self, e: K.Expr, v: Optional[Value], passed: bool = False) -> None:
+        """Refuse ``e`` (value ``v``) when it reaches run-time code through a recorded division
+        (``passed``: a partition's argument, which reaches it whatever ``v`` is: the lowered
+        kernel hands the partition the value it computed, C's, not Python's)."""
         if isinstance(e, K.TupleExpr) and isinstance(v, TupleV) and len(e.items) == len(v.items):
             for x, xv in zip(e.items, v.items):
-                self.refuse_c_division(x, xv)
+                self.refuse_c_division(x, xv, passed)
             return
-        hit = None if self.compile_time(v) else self.c_division(e)
+        hit = None if self.compile_time(v) and not passed else self.c_division(e)
         if hit is not None:
             root, at = hit
             py = self.k.names.py(root.id)
@@ -4705,7 +4726,9 @@ class PrologueWalker(Walker):
                 how = (f"its `{at.op}`" if isinstance(at, K.BinOp) else f"its `{self.src(at)}`")
                 how += (" takes C's division (truncating) there, where the verifier reads "
                         "Python's (flooring)")
-            raise self.err(f"`{self.src(e)}` is computed at run time from `{py}`, which the kernel "
+            reached = ("is handed to a partition as the value the lowered kernel computes from"
+                       if passed else "is computed at run time from")
+            raise self.err(f"`{self.src(e)}` {reached} `{py}`, which the kernel "
                            f"body binds to a compile-time number: the lowered kernel (as Triton) "
                            f"holds `{py}` as a tensor (an i32 for a number inside i32), so "
                            f"{how}, and "
@@ -4747,6 +4770,7 @@ class PrologueWalker(Walker):
         return self._ended is s
 
     def _s_Assign(self, s: K.Assign) -> None:
+        rebound = s.target in self.env and not generated(s)
         super()._s_Assign(s)
         tensors, _, divided = self._body_sets()
         v = self.env.get(s.target)
@@ -4756,9 +4780,40 @@ class PrologueWalker(Walker):
             divided[s.target] = hit[0]
         else:
             divided.pop(s.target, None)
+        # (not while a loop is walked iteration by iteration: its counters stay exact there,
+        # and exact_after makes what it rebinds run-time values after it)
+        rebound = rebound and not self._unrolling
+        if (rebound or isinstance(v, TupleV) and self.any_runtime(v)) and not self._unrolling \
+                and hit is None and isinstance(v, TupleV) and self.tensor_tuple(v) \
+                and not self.annotated(s):
+            # so are the number items of a tuple bound again (`T = (100, 1); T = (T[0] + 0,
+            # 1)`), or of one with a run-time item (`T = (N, 100)`, whose items the frontend
+            # does not fold in the partition): the lowering hands each to the partition as the
+            # tensor it is in Triton
+            v = run_time_items(v)
+            self.env[s.target] = v
+            tensors.discard(s.target)
+            return
+        if rebound and hit is None and isinstance(v, Aff) and not v.runtime \
+                and not self.annotated(s):
+            # a name the kernel body binds again by a plain assignment (`S = 100; S = S + 0`,
+            # `K = -7; K %= 3`): the lowered kernel hands it to a partition as the scalar
+            # tensor it computed (lowering/walks.py ``bindings``), as Triton holds it: a
+            # run-time value of the same number, whose `//` and `%` are C's and whose type
+            # promotes as a tensor's. It was a constexpr of Python's value in both views, so
+            # the partition's `t + S` added in i8 and `D // 2` of -7 was -4 where Triton's is
+            # -3 (lowering adversarial round 11). Where C's and Python's values may differ
+            # (`hit`), the name stays in ``divided``, which refuses it where it reaches a
+            # partition.
+            v = Aff(v.expr, True, v.wide)
+            self.env[s.target] = v
+            tensors.discard(s.target)
+            return
         # the lowering binds a name given another constexpr's name to that name itself (a
         # constexpr in the Gluon), and emits any other compile-time number as an assignment
-        if self.tensor_number(v) and not self.annotated(s) and not (
+        # (a tuple of such numbers too: Triton's visit_Assign makes each item a tensor, so
+        # `T = (-7, 1)` then `T[0] % 4` is C's -3; lowering adversarial round 11)
+        if (self.tensor_number(v) or self.tensor_tuple(v)) and not self.annotated(s) and not (
                 isinstance(s.value, (K.Name, K.Global)) and not (
                     isinstance(s.value, K.Name) and s.value.id in tensors)):
             tensors.add(s.target)
@@ -5320,7 +5375,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     for part in kernel.partitions:
         argv = {name: body.eval(e) for name, e in part.bindings}
         for name, e in part.bindings:
-            body.refuse_c_division(e, argv[name])
+            body.refuse_c_division(e, argv[name], passed=True)
             # an argument computed in a narrow load's own type, as an assignment may be
             # (`n + 1` passed to the partition): what reads the parameter reads the wrap
             narrow = narrow_arithmetic(body, e) if isinstance(argv[name], Aff) else None

@@ -44,7 +44,46 @@ PARAMS: dict[str, tuple[str, ...]] = {
     **{f"tl.{f}": ("x",) for f in UNARY},
 }
 
-#: Keywords past the positional parameters that the translator reads and lowers.
+#: Triton 3.6's parameters after those of :data:`PARAMS`, in order: a call giving them
+#: positionally (``x.to(tl.float8e5, "rtz")``, ``x.to(tl.int32, None, True)``) binds them as
+#: these keywords, which :func:`bind` then reads, drops at their default or refuses by name
+#: (they were refused as "takes at most N positional arguments" although Triton compiles them;
+#: lowering adversarial round 11).
+#: The reductions' are moved into keywords where the frontend builds the call
+#: (:func:`keywords_of`), since the verifier reads a reduction's shape from its keywords.
+TRAILING: dict[str, tuple[str, ...]] = {
+    "to": ("fp_downcast_rounding", "bitcast"),
+    # (tl.maximum(x, y, tl.PropagateNan.NONE), tl.dot's precision and out_dtype by position:
+    # adversarial round 63)
+    "tl.maximum": ("propagate_nan",),
+    "tl.minimum": ("propagate_nan",),
+    "tl.dot": ("input_precision", "allow_tf32", "max_num_imprecise_acc", "out_dtype"),
+    "tl.sum": ("keep_dims", "dtype"),
+    **{f"tl.{r}": ("return_indices", "return_indices_tie_break_left", "keep_dims")
+       for r in ("max", "min")},
+    **{f"tl.{r}": ("keep_dims",) for r in ("xor_sum", "reduce_or")},
+}
+
+#: the calls whose trailing positional arguments the frontend binds as keywords when it builds
+#: them (``tl.sum(x, 1, True)`` is ``tl.sum(x, 1, keep_dims=True)`` in the kernel IR)
+KEYWORDS_AT_BUILD = ("tl.sum", "tl.max", "tl.min", "tl.xor_sum", "tl.reduce_or")
+
+
+def keywords_of(name: str, args: list, kwargs: list) -> tuple[list, list]:
+    """(args, kwargs) of a call of ``name`` with its positional arguments past :data:`PARAMS`'
+    moved into :data:`TRAILING`'s keywords, in Triton 3.6's order (a call of another name, or
+    of more arguments than Triton takes, unchanged: :func:`bind` refuses it). A keyword given
+    twice is a CallArgError, as Python's TypeError."""
+    params, trailing = PARAMS.get(name, ()), TRAILING.get(name, ())
+    if name not in KEYWORDS_AT_BUILD or not len(params) < len(args) <= len(params) + len(trailing):
+        return args, kwargs
+    extra = list(zip(trailing, args[len(params):]))
+    for key, _ in extra:
+        if any(k == key for k, _ in kwargs):
+            raise CallArgError(f"`{_spelling(name)}`: `{key}` given twice")
+    return list(args[:len(params)]), extra + list(kwargs)
+
+
 #: how many of PARAMS' leading parameters a call must give (default: all of them); a call
 #: giving fewer was verified, and the translator failed with Python's IndexError / KeyError /
 #: ValueError (`tl.where(c)`, `tl.maximum(x)`, `tl.zeros([64])`); Triton refuses it too
@@ -54,22 +93,7 @@ PARAMS: dict[str, tuple[str, ...]] = {
 REQUIRED: dict[str, int] = {"tl.dot": 2, "tl.max": 1, "tl.min": 1, "tl.sum": 1, "tl.xor_sum": 1,
                             "tl.reduce_or": 2}
 
-#: Triton 3.6's parameters of each call after those of PARAMS, in order: a call may give them by
-#: position too (`tl.maximum(x, y, tl.PropagateNan.NONE)`, `tl.sum(x, 0, True)`, `x.to(tl.int32,
-#: None, True)`), and is read as if it named them (each is one of READ's or DEFAULTS' keywords).
-#: Until adversarial round 63 such a call was refused ("takes at most 2 positional arguments").
-TAIL: dict[str, tuple[str, ...]] = {
-    "tl.maximum": ("propagate_nan",),
-    "tl.minimum": ("propagate_nan",),
-    "tl.max": ("return_indices", "return_indices_tie_break_left", "keep_dims"),
-    "tl.min": ("return_indices", "return_indices_tie_break_left", "keep_dims"),
-    "tl.sum": ("keep_dims", "dtype"),
-    "tl.xor_sum": ("keep_dims",),
-    "tl.reduce_or": ("keep_dims",),
-    "tl.dot": ("input_precision", "allow_tf32", "max_num_imprecise_acc", "out_dtype"),
-    "to": ("fp_downcast_rounding", "bitcast"),
-}
-
+#: Keywords past the positional parameters that the translator reads and lowers.
 READ: dict[str, tuple[str, ...]] = {
     "to": ("bitcast", "fp_downcast_rounding"),
     **{f"tl.{r}": ("keep_dims",) for r in ("xor_sum", "reduce_or")},
@@ -164,12 +188,12 @@ def bind(node: K.Op) -> K.Op:
         return node  # already in the form the translator reads: the same node (its path)
     name = node.name
     args: list[Optional[K.Expr]] = list(node.args)
-    tail = TAIL.get(name, ())
-    if len(args) > len(params) + len(tail):
+    trailing = TRAILING.get(name, ())
+    if len(args) > len(params) + len(trailing):
         raise CallArgError(f"`{_spelling(name)}` takes at most "
-                           f"{len(params) + len(tail) - (name == 'to')} positional arguments here")
+                           f"{len(params) + len(trailing) - (name == 'to')} positional arguments here")
     # the parameters past PARAMS given by position, read as the keywords they bind
-    extra = tuple(zip(tail, args[len(params):]))
+    extra = tuple(zip(trailing, args[len(params):]))
     args = args[:len(params)]
     given = {key for key, _ in extra}
     for key, _ in node.kwargs:

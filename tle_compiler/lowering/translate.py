@@ -107,6 +107,22 @@ def _ring_key_of(v) -> tuple:
     return ring_key(var, getattr(v, "stage_attr", None))
 
 
+def has_scalar(v: V) -> bool:
+    """Whether the tuple ``v`` has a run-time scalar item, at any depth."""
+    if v.kind == "tuple":
+        return any(has_scalar(x) for x in v.value)
+    return v.kind == "scalar"
+
+
+def bound_items(v: V) -> V:
+    """The tuple ``v`` with each number item (at any depth) marked :attr:`V.bound`."""
+    if v.kind == "tuple":
+        return replace(v, value=[bound_items(x) for x in v.value])
+    if v.kind == "const" and promotion.python_number_type(v.value) is not None:
+        return replace(v, bound=True)
+    return v
+
+
 def literal(value: object) -> str:
     """A Python literal as Gluon source (infinities and NaN through float(...))."""
     if isinstance(value, float) and not math.isfinite(value):
@@ -2373,6 +2389,15 @@ class FnTranslator:
         self.ex(st.value)
 
     def assign(self, name: str, v: V, node: object) -> None:
+        if v.kind == "tuple" and self.partition == "<kernel>" and (
+                name in self.env or has_scalar(v)):
+            # a tuple the kernel body binds again (`T = (100, 1); T = (T[0] + 0, 1)`): its
+            # number items are tensors in Triton (visit_Assign converts each), handed to a
+            # partition as such (lowering/walks.py ``bindings``: V.bound), as the frontend
+            # reads them (PrologueWalker._s_Assign); they were gl.constexprs (lowering
+            # adversarial round 11). So are those of a tuple with a run-time item (`T = (N,
+            # 100)`), which the frontend does not fold in the partition either.
+            v = bound_items(v)
         if v.kind in ("pipe", "writer", "reader", "slot", "res", "smem", "lptr", "dtype", "func",
                       "mod", "tuple", "none", "smemT", "smemV"):
             self.env[name] = v

@@ -227,16 +227,34 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
     names = NameAllocator(low.kir, ())
     names.taken |= {var for pp in low.ctx.plans.values() for var in pp.vars}
 
+    def runtime(v: V, name: str) -> V:
+        # a variable of the prologue that a plain assignment rebound (`S = 100; S = S + 0`, or
+        # arithmetic on one: V.bound) is the scalar tensor Triton computes there, C's `//` and
+        # `%`, i32 wraps and promotion included (`t + S` of an int8 tile adds in i32): handed
+        # to the partition as that tensor, which the verifier reads as the run-time value it
+        # is (frontend/protocol.py PrologueWalker._s_Assign); it was a gl.constexpr of
+        # Python's value (lowering adversarial round 11). A text that is no variable of the
+        # prologue (`S = C` of a constexpr C) is made the tensor the assignment made.
+        text = v.text
+        if not (text.isidentifier() and text not in low.ctx.consts
+                and text not in low.constexprs):
+            text = f"gl.to_tensor({text})"
+        dtype = promotion.python_number_type(v.value)
+        params.append(name)
+        call_args.append(text)
+        return V("scalar", name, i64=dtype in ("int64", "uint64"), dtype=dtype)
+
     def flat(v: V, where: str, e) -> V:
+        if v.kind == "const" and v.bound and promotion.python_number_type(v.value) is not None:
+            return runtime(v, names(where.replace("[", "_").replace("]", "")))
         if v.kind == "const" and promotion.python_number_type(v.value) is not None \
-                and (v.bound or v.text.isidentifier()
-                     and (v.text not in low.ctx.consts or v.text in low.constexprs)):
-            # a tuple item that names a variable of the prologue (`(S, 1)` of an `S` bound
-            # twice) or a constexpr parameter of the kernel (`(C, 1)`): its value, as such a
-            # name handed alone reaches the partition (a constexpr of the value the verifier
-            # read); the tuple spelt the prologue's name there, undefined in the partition (a
-            # NameError of the compile; lowering adversarial round 10). A module constant is
-            # defined in the generated module and stays as spelt.
+                and v.text.isidentifier() \
+                and (v.text not in low.ctx.consts or v.text in low.constexprs):
+            # a tuple item that names a constexpr parameter of the kernel (`(C, 1)`): its
+            # value, as such a name handed alone reaches the partition; the tuple spelt the
+            # kernel's name there, undefined in the partition (a NameError of the compile;
+            # lowering adversarial round 10). A module constant is defined in the generated
+            # module and stays as spelt.
             return V("const", literal(v.value), value=v.value)
         if v.kind in ("pipe", "writer", "reader"):
             pipe = v.value if v.kind != "reader" else v.value[0]
@@ -266,6 +284,8 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
             d = constant(p, v.value)
             pre.append(f"    {p}: gl.constexpr = {d.text}")
             env[p] = replace(d, text=p)
+        elif v.kind == "const" and v.bound and promotion.python_number_type(v.value) is not None:
+            env[p] = runtime(v, p)
         elif v.kind == "const":
             pre.append(f"    {p}: gl.constexpr = {literal(v.value)}")
             env[p] = V("const", p, value=v.value)
