@@ -1215,23 +1215,32 @@ class Builder(BuildRules, ConstexprRules):
             nodes = [s.iter] if isinstance(s, ast.For) else [s.test]
         else:
             nodes = [s]
-        atomics = accesses = verbs = 0
+        atomics = accesses = verbs = helpers = 0
         for root in nodes:
             for n in ast.walk(root):
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
-                        and n.func.attr in ("wait", "acquire"):
+                        and n.func.attr in VERBS:
                     # two pipe events in one statement (`tl.store(value=...r.wait(p)...,
                     # pointer=...r.wait(p + 1)...)`): bound in Python's order, they run in it,
                     # where the lowering evaluated a tl call's operands in its parameters' order
                     # (adversarial round 63)
+                    # a commit beside a wait too (`tl.load(W) + tl.load(first(x_ptr,
+                    # w.commit(p)))`): an effect-free helper's argument was bound before the
+                    # statement, the commit before the wait Python runs first (round 64)
                     verbs += 1
                 if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute)):
                     try:
                         _, st = self.callee(n.func)
                     except TleError:
                         continue
-                    if st is not None and st.kind == "func" and not self.effect_free(*st.value):
-                        return True
+                    if st is not None and st.kind == "func":
+                        if not self.effect_free(*st.value):
+                            return True
+                        # an effect-free helper binds its arguments before the statement: one
+                        # that performs an effect ran before the statement's other effects
+                        # (adversarial round 64)
+                        helpers += 1
+                        continue
                     if st is not None and st.kind == "mod" and isinstance(st.value, str):
                         path = st.value
                     elif st is None and isinstance(n.func, ast.Attribute):
@@ -1240,7 +1249,8 @@ class Builder(BuildRules, ConstexprRules):
                         continue
                     atomics += path.startswith("tl.atomic_")
                     accesses += path in MEMORY_CALLS or path.startswith("tl.atomic_")
-        return atomics > 0 and accesses > 1 or verbs > 1
+        return (atomics > 0 and accesses > 1 or verbs > 1
+                or helpers > 0 and verbs > 0 and verbs + accesses > 1)
 
     def effect_free(self, m: "Module", fdef: ast.FunctionDef, seen: frozenset = frozenset()
                     ) -> bool:
