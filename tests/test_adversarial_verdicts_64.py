@@ -33,7 +33,10 @@ right operand of a compile-time short-circuit (`False and ...`, `True or ...`) a
 evaluated, as in Triton 3.6 (visit_IfExp, visit_BoolOp), and verified; a compile-time `True
 and first(1, w.commit(p))` runs the commit (a second commit, rejected); a `len`, tuple item, `is
 None`, `static_print` or `assert` of a helper call whose argument commits is refused, as round
-63's were without the helper; the correct orders of the ping-pong (commit first) stay verified.
+63's were without the helper; the correct orders of the ping-pong (commit first) stay verified;
+an atomic beside a wait (`ry.wait(p).is_closed | (tl.atomic_add(...) > 0)`, and reversed) is
+lowered in Python's order; a helper's commit in an `if` test, a `for` header or an augmented
+assignment runs once; an atomic in a `while` test runs before the loop and after each iteration.
 
 Left open: nothing new.
 """
@@ -169,3 +172,52 @@ def test_held_an_untaken_operand_is_not_evaluated(tmp_path, capsys, stmt):
     writer = loop("for p in range(N):", WINDOW + stmt + "\n")
     code, err = dump(tmp_path, capsys, kernel(writer, READ_RING, extra=FIRST))
     expect(code, err, "verified")
+
+
+@pytest.mark.parametrize("stmt, atomic_first", [
+    ("wx.commit(p)\nx = ry.wait(p).is_closed | (tl.atomic_add(x_ptr, 1.0) > 0)", False),
+    ("wx.commit(p)\nx = (tl.atomic_add(x_ptr, 1.0) > 0) | ry.wait(p).is_closed", True),
+], ids=["wait-first", "atomic-first"])
+def test_held_an_atomic_beside_a_wait_runs_in_pythons_order(tmp_path, capsys, stmt,
+                                                           atomic_first):
+    """Held: the lowering emits an atomic as a statement before the one reading its value; beside
+    a wait without another memory access it still runs in Python's order."""
+    code, err = dump(tmp_path, capsys, PONG.replace("STMT", stmt.replace("\n", "\n        ")))
+    expect(code, err, "verified")
+    _, gluon, _ = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    a = gluon.split("def a(", 1)[1].split("def b(", 1)[0]
+    assert (a.index("gl.atomic_add(") < a.index("mbarrier.wait(yp_full0")) is atomic_first, a
+
+
+OPEN_WINDOW = f"s = w.acquire(p)\n{FILL}\n"
+
+
+@pytest.mark.parametrize("stmt, want", [
+    ("if first(p < 0, w.commit(p)):\n    pass", "verified"),
+    ("w.commit(p)\nif first(p < 0, w.commit(p)):\n    pass",
+     ("rejected", "[commit-without-acquire]")),
+    ("for i in range(first(1, w.commit(p))):\n    pass", "verified"),
+    ("w.commit(p)\nfor i in range(first(1, w.commit(p))):\n    pass",
+     ("rejected", "[commit-without-acquire]")),
+    ("w.commit(p)\nx = 0\nx += first(1, w.commit(p))", ("rejected", "[commit-without-acquire]")),
+], ids=["if-test", "if-test-twice", "for-iter", "for-iter-twice", "aug-assign"])
+def test_held_a_helpers_commit_in_a_header_runs_once(tmp_path, capsys, stmt, want):
+    """Held: an effect-free helper's argument in an `if` test, a `for` header or an augmented
+    assignment runs its commit once, where Python and Triton 3.6 evaluate it."""
+    writer = loop("for p in range(N):", OPEN_WINDOW + stmt + "\n")
+    code, err = dump(tmp_path, capsys, kernel(writer, READ_RING, extra=FIRST))
+    expect(code, err, want)
+
+
+def test_held_an_atomic_in_a_while_test_runs_at_every_test(tmp_path, capsys):
+    """Held: `while first(i < 1, tl.atomic_add(x_ptr, 1.0))` runs the atomic before the loop and
+    at the end of each iteration, as Triton's scf.while evaluates its test."""
+    writer = loop("for p in range(N):", WINDOW + "i = 0\nwhile first(i < 1, tl.atomic_add("
+                  "x_ptr, 1.0)):\n    i += 1\n")
+    code, err = dump(tmp_path, capsys, kernel(writer, READ_RING, extra=FIRST))
+    expect(code, err, "verified")
+    _, gluon, _ = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    produce = gluon.split("def produce(", 1)[1].split("def consume(", 1)[0]
+    assert produce.count("gl.atomic_add(x_ptr, 1.0)") == 2, produce
+    assert produce.index("gl.atomic_add(") < produce.index("while ") < produce.rindex(
+        "gl.atomic_add("), produce
