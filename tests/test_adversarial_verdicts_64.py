@@ -36,7 +36,10 @@ None`, `static_print` or `assert` of a helper call whose argument commits is ref
 63's were without the helper; the correct orders of the ping-pong (commit first) stay verified;
 an atomic beside a wait (`ry.wait(p).is_closed | (tl.atomic_add(...) > 0)`, and reversed) is
 lowered in Python's order; a helper's commit in an `if` test, a `for` header or an augmented
-assignment runs once; an atomic in a `while` test runs before the loop and after each iteration.
+assignment runs once; an atomic in a `while` test runs before the loop and after each iteration;
+a global load given as an earlier keyword argument than a wait (`tl.where(y=LOAD, x=W, ...)`)
+is judged before the wait (a [memory-race] with the partition that stores there before it
+commits), though lowered after it (which only orders it more).
 
 Left open: nothing new.
 """
@@ -221,3 +224,26 @@ def test_held_an_atomic_in_a_while_test_runs_at_every_test(tmp_path, capsys):
     assert produce.count("gl.atomic_add(x_ptr, 1.0)") == 2, produce
     assert produce.index("gl.atomic_add(") < produce.index("while ") < produce.rindex(
         "gl.atomic_add("), produce
+
+
+#: a's load of x_ptr + 128, which b stores before it commits yp: ordered only after a's wait
+GLOBAL = PONG.replace("(b, (xp, yp, y_ptr, N))", "(b, (xp, yp, x_ptr, N))").replace(
+    "        wy.commit(p)",
+    "        tl.store(y_ptr + 128 + tl.arange(0, 64), t)\n        wy.commit(p)")
+G = "tl.load(x_ptr + 128 + tl.arange(0, 64))"
+
+
+@pytest.mark.parametrize("stmt, want", [
+    (f"x = tl.where(y={G}, x={W}, condition=tl.arange(0, 64) < 3)\n"
+     "tl.store(x_ptr + 256 + tl.arange(0, 64), x)", ("rejected", "[memory-race]")),
+    (f"tl.store(value={G}, pointer=x_ptr + 256 + tl.arange(0, 64) + 0 * {W}.to(tl.int32))",
+     ("rejected", "[memory-race]")),
+    (f"x = {W}\ng = {G}\ntl.store(x_ptr + 256 + tl.arange(0, 64), g + x)", "verified"),
+], ids=["where-keywords", "store-keywords", "load-after-wait"])
+def test_held_a_global_load_given_before_a_wait_by_keyword_races(tmp_path, capsys, stmt, want):
+    """Held: a global load Python evaluates before the wait (an earlier keyword argument) is
+    judged there, racing with b's store, though the lowering emits it after the wait (which
+    only orders it more); loaded after the wait, it is ordered by the hand-off."""
+    text = GLOBAL.replace("STMT", ("wx.commit(p)\n" + stmt).replace("\n", "\n        "))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
