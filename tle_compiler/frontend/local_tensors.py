@@ -534,12 +534,15 @@ class BuildRules:
                 operands[j][1], (K.Name, K.BinOp, K.UnaryOp, K.Const, K.Global)):
             return  # a Python bool beside the i1 takes its type; a float or unknown value
         name = ast.unparse(operands[1 - j][0])
+        # the integer spelt as Python parses it: `t > 0 * 1` would compare with 0
+        as_int = (f"{name} * 1" if isinstance(operands[1 - j][0], (ast.Name, ast.Constant))
+                  else f"({name}) * 1")
         raise self.err(f"`{ast.unparse(node)}`: `{name}` is a bool Triton 3.6 holds as an i1 "
                        f"tensor (a plain assignment made it one), and it refuses "
                        f"`{_AST_OPS.get(type(node.op), '/')}` between an i1 and an integer "
                        f"(\"Cannot use /, #, or % with triton.language.int32 and "
                        f"triton.language.int1 because they have different signedness\"); write "
-                       f"it as an integer (`{name} * 1`)", node, check=CHECK)
+                       f"it as an integer (`{as_int}`)", node, check=CHECK)
 
     def folded_arithmetic(self, node: ast.AST, op: str, operands: list[tuple[ast.expr, K.Expr]],
                           built: K.Expr) -> None:

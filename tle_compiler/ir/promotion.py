@@ -149,6 +149,27 @@ def fp8_refusal(what: str, t: Optional[str]) -> Optional[str]:
             f"first (`.to(tl.float16)` or `.to(tl.float32)`)")
 
 
+def fp8_select_refusal(what: str, a: Optional[str], b: Optional[str], numbers: list,
+                       result: Optional[str]) -> Optional[str]:
+    """Why Triton 3.6 cannot compile ``what`` (``tl.where``'s values, or ``tl.maximum`` /
+    ``tl.minimum``'s operands) of the types ``a`` and ``b`` (None when it can): an fp8 type
+    beside an integer one ("unexpected type fp8e5 and int32", as :func:`operand_pair_refusal`),
+    or a Python number (``numbers``, the values given as numbers) beside an fp8 tensor that
+    the values promote to (``result``): Triton makes the number a constant of the fp8 type,
+    which its builder cannot ("'builder' object has no attribute 'get_fp8e5'"), as for ``a *
+    2.0``. The lowering printed ``gl.where(c, t8, 1.0)`` and Triton refused the compile."""
+    if a in FP8_TYPES and b in _INTS or b in FP8_TYPES and a in _INTS:
+        return (f"{what} of {a} and {b}: Triton 3.6 computes an fp8 type beside no integer "
+                f"type (\"unexpected type {a} and {b}\"); convert both to a float type first")
+    if result not in FP8_TYPES or not numbers:
+        return None
+    short = result.replace("float8", "fp8")
+    return (f"{what} of a {result} tensor and the number {numbers[0]!r}: Triton 3.6 makes the "
+            f"number a {result} constant, which its builder cannot (\"no attribute "
+            f"'get_{short}'\"; plain Triton fails alike); convert the fp8 values first "
+            f"(`.to(tl.float16)` or `.to(tl.float32)`)")
+
+
 #: the operators Triton 3.6 types through computation_type_impl (arithmetic and comparisons)
 _COMPUTED = frozenset({"+", "-", "*", "/", "//", "%", "<", "<=", ">", ">=", "==", "!="})
 
