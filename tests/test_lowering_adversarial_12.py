@@ -40,12 +40,36 @@ Wrong and fixed:
   as an integer (`t > 0 * 1`)", which Python parses as ``t > (0 * 1)``, an i1 still; now
   ``(t > 0) * 1`` (frontend/local_tensors.py).
 
+Also tried, with the same comparison (constants included): runtime scalars in a partition
+(``M.to(tl.int8) + 100``, ``M.to(tl.uint32) // 3``, ``(M * 1.5).to(tl.float8e5)``, ``.to(
+tl.bfloat16, fp_downcast_rounding="rtz")``, ``M.to(tl.int16) << 20``, ``M.to(tl.int64) <<
+40``, ``-M.to(tl.uint8)``, ``M % -3``), constant folding beside a tile (``tl.cdiv(-7, 2)``,
+``-1 >> 40``, ``int(-2.7)``, ``min`` / ``max`` builtins, ``(-7) % 2.5``, ``not 3``, ``~3``,
+``2 ** -1``, ``1e400``, ``inf`` / ``nan``, fp16 ``70000.0``), conditional expressions on a
+runtime scalar (``3 if M > 0 else 2``: an scf.if in the partition, Triton's select), implicit
+conversions of ``tl.store`` into fp8 / bf16 / fp16 / int8 / uint8 / int1 global pointers and
+into fp8 / int8 / bf16 slots (a number, ``tl.where`` or ``tl.maximum`` of a wider tile), and
+``tl.dot`` of fp32 (tf32: ``inputPrecision = 0``), bf16 and fp8 (``maxNumImpreciseAcc =
+2^30``, Triton's sm_90 default) operands against plain Triton's ``warp_group_dot``.
+
 Held (pinned: test_the_gluon_computes_as_triton_does): a selection of the probes above whose
 operations (type, rounding) are Triton's, and the refusals Triton shares
-(test_what_triton_refuses_is_refused).
+(test_what_triton_refuses_is_refused). Also held, not a hole:
+* test_a_whole_float_reduction_reduces_per_dimension: ``tl.sum(t)`` (no axis) of a bf16 / fp16
+  tile reduces along axis 0 once per dimension, in the tile's type (as docs/lowering.md says),
+  where Triton reshapes to one axis and reduces once: the same type and the same roundings per
+  addition, in another association order; Triton's own order is its layout's (num_warps), no
+  order the source fixes. Integer sums are exact (wrapping) either way.
+* test_a_slot_store_of_a_wider_value_converts_as_triton_store_does: the rule that a store into
+  a slot stores the field's dtype (``bad-store``, "cast it first") is enforced where the frontend
+  knows the value's type (a load, ``t * 2.0``, ``-t``); a ``tl.where`` with a number, a
+  ``tl.maximum``, ``t + 1`` of a wider tile reach the lowering, which converts as Triton's
+  ``tl.store`` would (fp32 to fp8 with rtne, to int8 with fptosi): what Triton computes, the
+  rule's wording aside.
 
-Left open: none found. Not probed: fp8 values stored into a slot by an implicit cast (a store
-of an fp32 tile into an fp8 slot), ``tl.float8e4b15`` arithmetic.
+Left open: the ``bad-store`` rule's reach above (a consistency question of TLE's own rule, not
+of Triton's arithmetic). Not probed: ``tl.float8e4b15`` arithmetic, TRITON_F32_DEFAULT (the
+lowered dot and Triton's read the same builder option).
 """
 
 from __future__ import annotations
@@ -213,3 +237,40 @@ REFUSED = [
 def test_what_triton_refuses_is_refused(tmp_path, dt, expr, words):
     rc, out = _dump(_write(tmp_path, _tle_text(expr, dt)), "-q", "--gluon")
     assert rc == 1 and words in out, out
+
+
+@pytest.mark.parametrize("dt, op", [("bfloat16", "addf"), ("float16", "addf"), ("int8", "addi")])
+def test_a_whole_float_reduction_reduces_per_dimension(tmp_path, dt, op):
+    name = f"plain12_whole_{dt}"
+    ty = {"bfloat16": "bf16", "float16": "f16", "int8": "i32"}[dt]
+
+    def combines(ir: str) -> int:  # the reductions' combine operations (scalar ones)
+        return len(re.findall(rf"arith\.{op} %\S+, %\S+ : {ty} ", ir))
+
+    tle = combines(_tle(tmp_path, "tl.sum(t)", dt)) - combines(_tle(tmp_path, "t", dt))
+    ref = (combines(_plain(tmp_path, "tl.sum(t)", dt, name))
+           - combines(_plain(tmp_path, "t", dt, name + "b")))
+    assert (tle, ref) == (2, 1)
+
+
+@pytest.mark.parametrize("dt, value, conversion", [
+    ("float8e5", "tl.where(offs > 0, tl.load(x_ptr + p * 2048 + offs), 0.5)",
+     r"tt\.fp_to_fp %\S+, rounding = rtne : tensor<32x64xf32, #\w+> -> tensor<32x64xf8E5M2"),
+    ("int8", "tl.where(offs > 0, tl.load(x_ptr + p * 2048 + offs), 0.5)",
+     r"arith\.fptosi %\S+ : tensor<32x64xf32, #\w+> to tensor<32x64xi8"),
+    ("bfloat16", "tl.maximum(tl.load(x_ptr + p * 2048 + offs), 0.5)",
+     r"arith\.truncf %\S+ : tensor<32x64xf32, #\w+> to tensor<32x64xbf16"),
+])
+def test_a_slot_store_of_a_wider_value_converts_as_triton_store_does(tmp_path, dt, value,
+                                                                     conversion):
+    from tle_compiler.lowering.compile import compile_kernel
+    from tests.test_lowering_adversarial_5 import FILL
+
+    ys = {"float8e5": "fp8e5", "int8": "i8", "bfloat16": "bf16"}[dt]
+    text = (FILL.replace("tl.DT", f"tl.{dt}").replace("VALUE", value).replace("XS", "fp32")
+            .replace("YS", ys))
+    path = _write(tmp_path, text)
+    rc, out = _dump(path, "-q")
+    assert rc == 0, out
+    ttgir = compile_kernel((str(path), "k"), _config(path)["signature"], {}).asm["ttgir"]
+    assert re.search(conversion, ttgir), ttgir
