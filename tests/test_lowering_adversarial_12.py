@@ -34,7 +34,8 @@ Wrong and fixed:
   attribute 'get_fp8e5'", "unexpected type fp8e5 and int32"), as plain Triton refuses the
   source, where the same number beside fp8 in ``t8 * 2.0`` is refused by the lowering at its
   line. Now refused there too (ir/promotion.py ``fp8_select_refusal``, called by
-  lowering/translate.py's ``where`` and ``maximum`` / ``minimum``).
+  lowering/translate.py's ``where`` and ``maximum`` / ``minimum``, for tiles and for runtime
+  scalars: ``tl.where(M > 0, (M * 1.0).to(tl.float8e5), 1.0)``, ``tl.maximum(s8, M)``).
 * test_an_i1_division_refusal_spells_the_integer_as_python_parses_it: ``(t > 0) // 2`` is
   refused (Triton refuses ``//`` of an i1 and an int), and the message's advice read "write it
   as an integer (`t > 0 * 1`)", which Python parses as ``t > (0 * 1)``, an i1 still; now
@@ -194,6 +195,12 @@ FP8_SELECT = [
     ("tl.where(M > 0, t.to(tl.float8e5), 2.0)", "the number 2.0", "get_fp8e5"),
     ("tl.where(t > 0, t.to(tl.float8e5), M)", "float8e5 and int32", "unexpected type"),
     ("tl.minimum(2, t.to(tl.float8e4nv))", "int32 and float8e4nv", "unexpected type"),
+    ("tl.maximum(t.to(tl.float8e5), M)", "float8e5 and int32", "unexpected type"),
+    # the same of runtime scalars (0-d tensors in Triton), lowered by another branch
+    ("t + tl.where(M > 0, (M * 1.0).to(tl.float8e5), 1.0).to(tl.float32)", "the number 1.0",
+     "get_fp8e5"),
+    ("t + tl.maximum((M * 1.0).to(tl.float8e5), M).to(tl.float32)", "float8e5 and int32",
+     "unexpected type"),
 ]
 
 

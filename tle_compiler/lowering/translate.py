@@ -1082,28 +1082,28 @@ class FnTranslator:
             return self.dot(node, kw)
         if name == "where":
             c, a, b = (self.ex(x) for x in args)
-            if not any(x.kind == "tensor" for x in (c, a, b)):
-                return V("scalar", f"gl.where({c.text}, {a.text}, {b.text})",
-                         i64=wide(a) or wide(b))
-            res = self._elementwise([c, a, b], lambda x, y, z: f"gl.where({x}, {y}, {z})")
-            # the values' dtype, not the condition's
-            first = next((v.dtype for v in (a, b) if v.kind == "tensor" and v.dtype), None)
             dt = promotion.result_type([self.operand_type(a), self.operand_type(b)], "where")
             refusal = promotion.fp8_select_refusal(
                 "`tl.where`", self.operand_type(a), self.operand_type(b),
                 [v.value for v in (a, b) if v.kind == "const"], dt)
             if refusal:
                 raise self.err(refusal, node)
+            if not any(x.kind == "tensor" for x in (c, a, b)):
+                return V("scalar", f"gl.where({c.text}, {a.text}, {b.text})",
+                         i64=wide(a) or wide(b))
+            res = self._elementwise([c, a, b], lambda x, y, z: f"gl.where({x}, {y}, {z})")
+            # the values' dtype, not the condition's
+            first = next((v.dtype for v in (a, b) if v.kind == "tensor" and v.dtype), None)
             exact = dt is not None and a.exact_dtype and b.exact_dtype
             return replace(res, dtype=dt if dt is not None else first, exact_dtype=exact)
         if name in ("maximum", "minimum"):
             a, b = self.ex(args[0]), self.ex(args[1])
-            if a.kind != "tensor" and b.kind != "tensor":
-                return V("scalar", f"gl.{name}({a.text}, {b.text})", i64=wide(a) or wide(b))
             refusal = promotion.fp8_select_refusal(
                 f"`tl.{name}`", self.tensor_type(a), self.tensor_type(b), [], None)
             if refusal:
                 raise self.err(refusal, node)
+            if a.kind != "tensor" and b.kind != "tensor":
+                return V("scalar", f"gl.{name}({a.text}, {b.text})", i64=wide(a) or wide(b))
             return self.min_max(f"gl.{name}", a, b)
         if name in REDUCE:
             x = self.ex(args[0])
