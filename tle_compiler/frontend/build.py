@@ -670,12 +670,16 @@ def _is_none(e: K.Expr) -> bool:
     return isinstance(e, (K.Const, K.Global)) and e.value is None
 
 
+def _writes(x: K.Expr) -> bool:
+    """Whether the node ``x`` (not its operands) writes memory: a store, an atomic, a TMA copy."""
+    return isinstance(x, K.Op) and (x.name in ("tl.store", "tle.gpu.tma_load")
+                                    or x.name.startswith("tl.atomic_"))
+
+
 def _has_effect(e: K.Expr) -> bool:
     """Whether evaluating ``e`` performs a pipe event or writes memory (a store, an atomic, a TMA
     copy): what an argument no parameter binds still does when it is evaluated."""
-    return any(isinstance(x, K.Event) or (isinstance(x, K.Op) and (
-        x.name in ("tl.store", "tle.gpu.tma_load") or x.name.startswith("tl.atomic_")))
-        for x in K.walk_expr(e))
+    return any(isinstance(x, K.Event) or _writes(x) for x in K.walk_expr(e))
 
 
 def _stores(body: list[ast.stmt]) -> dict[str, list[tuple[int, int]]]:
@@ -2781,9 +2785,7 @@ class Builder(BuildRules, ConstexprRules):
             for e in K.stmt_exprs(st):
                 for x in K.walk_expr(e):
                     what = (f"a pipe event ({x.verb})" if isinstance(x, K.Event) else
-                            f"a write ({x.name})" if isinstance(x, K.Op) and (
-                                x.name in ("tl.store", "tle.gpu.tma_load")
-                                or x.name.startswith("tl.atomic_")) else
+                            f"a write ({x.name})" if _writes(x) else
                             f"a read ({x.name})" if reads and isinstance(x, K.Op)
                             and x.name == "tl.load" else None)
                     if what is not None:

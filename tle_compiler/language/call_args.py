@@ -17,7 +17,6 @@ call means the same without them). Any other keyword is refused with the call's 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Optional
 
 from ..ir import kernel as K
 
@@ -77,11 +76,20 @@ def keywords_of(name: str, args: list, kwargs: list) -> tuple[list, list]:
     params, trailing = PARAMS.get(name, ()), TRAILING.get(name, ())
     if name not in KEYWORDS_AT_BUILD or not len(params) < len(args) <= len(params) + len(trailing):
         return args, kwargs
-    extra = list(zip(trailing, args[len(params):]))
+    args, extra = _positional_tail(name, args, kwargs)
+    return args, extra + list(kwargs)
+
+
+def _positional_tail(name: str, args, kwargs) -> tuple[list, list]:
+    """``args`` cut to :data:`PARAMS`' of ``name``, and the rest as :data:`TRAILING`'s
+    keywords [(key, value)] in Triton 3.6's order (the caller checks there are no more than it
+    has); a keyword ``kwargs`` gives too is a CallArgError, as Python's TypeError."""
+    params = PARAMS.get(name, ())
+    extra = list(zip(TRAILING.get(name, ()), args[len(params):]))
     for key, _ in extra:
         if any(k == key for k, _ in kwargs):
             raise CallArgError(f"`{_spelling(name)}`: `{key}` given twice")
-    return list(args[:len(params)]), extra + list(kwargs)
+    return list(args[:len(params)]), extra
 
 
 #: how many of PARAMS' leading parameters a call must give (default: all of them); a call
@@ -187,23 +195,17 @@ def bind(node: K.Op) -> K.Op:
         _check_required(node.name, params, len(node.args))
         return node  # already in the form the translator reads: the same node (its path)
     name = node.name
-    args: list[Optional[K.Expr]] = list(node.args)
-    trailing = TRAILING.get(name, ())
-    if len(args) > len(params) + len(trailing):
-        raise CallArgError(f"`{_spelling(name)}` takes at most "
-                           f"{len(params) + len(trailing) - (name == 'to')} positional arguments here")
+    most = len(params) + len(TRAILING.get(name, ()))
+    if len(node.args) > most:
+        raise CallArgError(f"`{_spelling(name)}` takes at most {most - (name == 'to')} "
+                           f"positional arguments here")
     # the parameters past PARAMS given by position, read as the keywords they bind
-    extra = tuple(zip(trailing, args[len(params):]))
-    args = args[:len(params)]
-    given = {key for key, _ in extra}
-    for key, _ in node.kwargs:
-        if key in given:
-            raise CallArgError(f"`{_spelling(name)}`: `{key}` given twice")
+    args, extra = _positional_tail(name, list(node.args), node.kwargs)
     args += [None] * (len(params) - len(args))
     kept = []
     read = READ.get(name, ())
     defaults = DEFAULTS.get(name, {})
-    for key, e in extra + tuple(node.kwargs):
+    for key, e in extra + list(node.kwargs):
         if key in params:
             i = params.index(key)
             if args[i] is not None:

@@ -227,6 +227,16 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
     names = NameAllocator(low.kir, ())
     names.taken |= {var for pp in low.ctx.plans.values() for var in pp.vars}
 
+    def handed(name: str, text: str, **attrs) -> V:
+        # a scalar handed to the partition as its parameter ``name``, the caller passing ``text``
+        params.append(name)
+        call_args.append(text)
+        return V("scalar", name, **attrs)
+
+    def rebound(v: V) -> bool:
+        # a number the prologue bound again (V.bound): a run-time value (``runtime``)
+        return v.kind == "const" and v.bound and promotion.python_number_type(v.value) is not None
+
     def runtime(v: V, name: str) -> V:
         # a variable of the prologue that a plain assignment rebound (`S = 100; S = S + 0`, or
         # arithmetic on one: V.bound) is the scalar tensor Triton computes there, C's `//` and
@@ -240,12 +250,10 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
                 and text not in low.constexprs):
             text = f"gl.to_tensor({text})"
         dtype = promotion.python_number_type(v.value)
-        params.append(name)
-        call_args.append(text)
-        return V("scalar", name, i64=dtype in ("int64", "uint64"), dtype=dtype)
+        return handed(name, text, i64=dtype in ("int64", "uint64"), dtype=dtype)
 
     def flat(v: V, where: str, e) -> V:
-        if v.kind == "const" and v.bound and promotion.python_number_type(v.value) is not None:
+        if rebound(v):
             return runtime(v, names(where.replace("[", "_").replace("]", "")))
         if v.kind == "const" and promotion.python_number_type(v.value) is not None \
                 and v.text.isidentifier() \
@@ -264,10 +272,8 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
         if v.kind in ("const", "none"):
             return v
         if v.kind == "scalar":
-            name = names(where.replace("[", "_").replace("]", ""))
-            params.append(name)
-            call_args.append(v.text)
-            return V("scalar", name, pointee=v.pointee, arg=v.arg, i64=v.i64, dtype=v.dtype)
+            return handed(names(where.replace("[", "_").replace("]", "")), v.text,
+                          pointee=v.pointee, arg=v.arg, i64=v.i64, dtype=v.dtype)
         if v.kind == "tuple":
             items = [flat(item, f"{where}[{i}]", e) for i, item in enumerate(v.value)]
             return V("tuple", "(" + ", ".join(i.text for i in items)
@@ -284,15 +290,13 @@ def bindings(low: Lowering, kt: FnTranslator, kpart: K.KPartition) -> Binding:
             d = constant(p, v.value)
             pre.append(f"    {p}: gl.constexpr = {d.text}")
             env[p] = replace(d, text=p)
-        elif v.kind == "const" and v.bound and promotion.python_number_type(v.value) is not None:
+        elif rebound(v):
             env[p] = runtime(v, p)
         elif v.kind == "const":
             pre.append(f"    {p}: gl.constexpr = {literal(v.value)}")
             env[p] = V("const", p, value=v.value)
         elif v.kind == "scalar":
-            params.append(p)
-            call_args.append(v.text)
-            env[p] = V("scalar", p, pointee=v.pointee, arg=v.arg, i64=v.i64, dtype=v.dtype)
+            env[p] = handed(p, v.text, pointee=v.pointee, arg=v.arg, i64=v.i64, dtype=v.dtype)
         elif v.kind == "tuple":
             env[p] = flat(v, p, e)
         elif (v.kind == "smem" and v.value is None) or (
