@@ -94,6 +94,7 @@ from tle_compiler.ir.printer import print_module
 from .adversarial_oracles import triton_ttir
 from .adversarial_support import (FILL, HEAD, TRITON_JIT, dump, expect, get, judged_as_triton,
                                   kernel, loop, put, reader_does, run_dump, write_kernel)
+from .test_adversarial_verdicts_62 import HAND  # the one-pipe .pipe kernel with a line of its own
 
 #: the ring's writer and reader over N windows
 WRITER = loop("for p in range(N):", put("p"))
@@ -217,24 +218,6 @@ def test_a_step_of_no_declared_value_is_printed_without_it(tmp_path, capsys):
     path = write_kernel(tmp_path, text)
     _, out, _ = run_dump(capsys, str(path))
     assert "\nendless zero-step \"" in out and "step(" not in out, out
-
-
-HAND = """kernel k
-param N
-{line}
-
-pipe kv capacity=1
-
-partition a default warps=4 {{
-  kv.acquire(0)
-  kv.commit(0)
-}}
-
-partition b warps=4 {{
-  kv.wait(0)
-  kv.release(0)
-}}
-"""
 
 
 @pytest.mark.parametrize("line, params, code, words", [
