@@ -81,7 +81,10 @@ Triton 3.6 compiles the loop away; Triton's shared-memory scratch (layout conver
 reductions) is not counted in the 227 KB budget (documented), so a kernel whose pipes fill it
 may verify and then fail at launch; ``x.to(tl.float32, fp_downcast_rounding='rtz')`` of an
 fp32 `x` (a no-op Triton compiles) is refused by the lowering; ``p if None else q`` is refused
-by the lowering as "a tensor condition".
+by the lowering as "a tensor condition". (Since fixed: the rounding mode of a conversion to
+the type a value has, tests/test_rounding_same_type.py; ``p if None else q`` and ``not None``,
+tests/test_none_conditions.py. A name bound to None as the test, ``c = None; p if c else q``,
+is still refused.)
 """
 
 from __future__ import annotations

@@ -2735,8 +2735,15 @@ class Builder(BuildRules, ConstexprRules):
     def e_IfExp(self, node: ast.IfExp) -> tuple[K.Expr, Optional[Static]]:
         """``a if c else b``: an ``ifexp`` operation (the lowering refuses it); a pipe event in
         ``a`` or ``b`` would depend on data (an error)."""
-        test = self.value(node.test)
+        test, test_st = self.expr(node.test)
+        test = self.checked_value(node.test, test, test_st)
         folded = fold(test)
+        if folded is None and test_st is None and _is_none(test):
+            # `x if None else y` (a literal, or a name bound to None): Triton 3.6's visit_IfExp
+            # takes a NoneType test as a compile-time false one, as `if None:` (s_If); left
+            # undecided, the operands were refused as tensors the lowering does not choose
+            # between (adversarial round 63's open item)
+            folded = False
         self.compile_time_condition(node.test, test, folded, "a conditional expression")
         # a tensor condition (a number a plain assignment bound: `f = 1; N if f else 2.0`, in a
         # partition or the kernel body): Triton 3.6's visit_IfExp builds both operands as

@@ -26,6 +26,9 @@ def fold(e: K.Expr) -> object:
         vals = [fold(x) for x in e.items]
         return None if any(v is None for v in vals) else tuple(vals)
     if isinstance(e, K.UnaryOp):
+        if e.op == "not" and isinstance(e.operand, (K.Const, K.Global)) \
+                and e.operand.value is None:
+            return True  # `not None` (None itself folds to None, which says "not constant")
         v = fold(e.operand)
         if v is None:
             return None

@@ -15,12 +15,15 @@ def rounding_refusal(kwargs: dict, src: Optional[str], dst: Optional[str]) -> Op
     ``src`` (None when it does not, or the types are not known here): a mode other than 'rtne'
     and 'rtz' ("Invalid rounding mode"), or one given for a conversion that is no narrowing of
     a float to a float ("fp_downcast_rounding should be set only for truncating fp
-    conversions"); with bitcast=True the mode is not read."""
+    conversions"); with bitcast=True the mode is not read, nor where ``src`` is ``dst``: Triton
+    3.6's cast returns a value of the type it asks for unchanged before it reads the mode."""
     from ..language import call_args
 
     e = kwargs.get("fp_downcast_rounding")
     ok, mode = call_args.literal_of(e) if e is not None else (True, None)
     bitcast = kwargs.get("bitcast")
+    if src is not None and src == dst:
+        return None
     if not ok or mode is None or bitcast is not None and call_args.literal_of(bitcast) == (True,
                                                                                         True):
         return None

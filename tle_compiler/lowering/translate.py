@@ -789,6 +789,8 @@ class FnTranslator:
     def ex_UnaryOp(self, node: K.UnaryOp) -> V:
         v = self.ex(node.operand)
         op = {"-": "-", "+": "+", "not": "not ", "~": "~"}[node.op]
+        if v.kind == "none" and node.op == "not":
+            return V("const", "True", value=True)  # `not None`, as Python and Triton fold it
         if v.kind == "const":
             try:
                 val = eval(f"{op}x", {}, {"x": v.value})
