@@ -83,8 +83,7 @@ may verify and then fail at launch; ``x.to(tl.float32, fp_downcast_rounding='rtz
 fp32 `x` (a no-op Triton compiles) is refused by the lowering; ``p if None else q`` is refused
 by the lowering as "a tensor condition". (Since fixed: the rounding mode of a conversion to
 the type a value has, tests/test_rounding_same_type.py; ``p if None else q`` and ``not None``,
-tests/test_none_conditions.py. A name bound to None as the test, ``c = None; p if c else q``,
-is still refused.)
+tests/test_none_conditions.py, with a name bound to None as the test.)
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
-"""A conditional expression on the constant None (``x if None else y``) or on ``not None``:
-Triton 3.6's visit_IfExp takes a NoneType test as a compile-time false one (its condition types
-are bool, int and NoneType) and evaluates only the chosen operand, as an ``if None:`` statement
-takes its else branch. The builder left the test undecided, and the kernel was refused because
-its operands were tensors the lowering does not choose between (adversarial round 63's open
-item); ``not None`` did not fold at all. Now each is read and lowered as the operand Python
-chooses: the same verdict and the same Gluon as the kernel written with that operand alone."""
+"""A conditional expression on the constant None (``x if None else y``), on ``not None``, or on
+a name bound to None: Triton 3.6's visit_IfExp takes a NoneType test as a compile-time false
+one (its condition types are bool, int and NoneType; visit_Assign makes numbers tensors, not
+None) and evaluates only the chosen operand, as an ``if None:`` statement takes its else
+branch. The builder left the test undecided, and the kernel was refused because its operands
+were tensors the lowering does not choose between (adversarial round 63's open item); ``not
+None`` did not fold at all. Now each is read and lowered as the operand Python chooses: the
+same verdict and the same Gluon as the kernel written with that operand alone."""
 
 from __future__ import annotations
 
@@ -19,6 +20,9 @@ CASES = [
     ("q = t if not None else t * 2.0", "q = t"),
     ("q = (t if None else t * 2.0) + (t * 3.0 if not None else t)", "q = (t * 2.0) + (t * 3.0)"),
     ("if not None:\n    t = t * 3.0\nq = t", "t = t * 3.0\nq = t"),
+    # a name bound to None (Triton's visit_Assign makes numbers tensors, not None)
+    ("c = None\nq = t if c else t * 2.0", "c = None\nq = t * 2.0"),
+    ("c = None\nq = t * 2.0 if c else t + 1.0", "c = None\nq = t + 1.0"),
 ]
 
 

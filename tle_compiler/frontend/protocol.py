@@ -2402,9 +2402,15 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         written = self.k.source.node(e)
         self.compile_time_condition_rule(test, "a conditional expression", e,
                                          written.test if isinstance(written, ast.IfExp) else None)
+        tested = self.eval(test)
+        if isinstance(tested, Const) and tested.value is None and e.kw("tensor") is None:
+            # a name bound to None (`c = None; x if c else y`; a literal None the builder
+            # decided): Triton 3.6 keeps None a constexpr (visit_Assign makes numbers tensors,
+            # not None) and takes a NoneType test as a compile-time false one, evaluating only
+            # the operand it chooses
+            return self.eval_guarded(orelse, "a conditional expression (x if c else y)")
         for operand in (body, orelse):  # tensors, which the lowering does not choose between
             self.known_kind("conditional operand", operand, operand)
-        tested = self.eval(test)
         decided = self.const_int(tested)
         if decided is None and isinstance(tested, Const) and isinstance(tested.value, bool):
             decided = int(tested.value)  # a comparison of compile-time numbers (`C > 4`)

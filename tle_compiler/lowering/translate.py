@@ -965,6 +965,10 @@ class FnTranslator:
         (a call it emits before the expression would run whichever operand is chosen)."""
         test, a_node, b_node = node.args
         c = self.ex(test)
+        if c.kind == "none":
+            # a name bound to None: a compile-time false test in Triton 3.6, which evaluates
+            # only the operand it chooses (the protocol view reads it so)
+            return self.ex(b_node)
         if c.kind not in ("scalar", "const"):
             raise self.err("a conditional expression (x if c else y) on a tensor condition is not "
                            "supported by the lowering: use tl.where(c, x, y)", node)
