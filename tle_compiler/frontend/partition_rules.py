@@ -320,12 +320,42 @@ def bind_reshape(name: str, args: tuple, kwargs: tuple) \
     return operand, shape, (f"{usage}: {why}" if why else None)
 
 
+#: Triton 3.6's compiler hints on a value (semantic.multiple_of / max_contiguous /
+#: max_constancy): one value per dimension of the operand (multiple_of: a scalar takes one).
+HINTS = ("tl.multiple_of", "tl.max_contiguous", "tl.max_constancy")
+
+
+def hint_values_refusal(name: str, rank: Optional[int], count: Optional[int]) -> Optional[str]:
+    """Why ``tl.multiple_of`` / ``tl.max_contiguous`` / ``tl.max_constancy(x, values)`` of an
+    ``x`` of ``rank`` dimensions with ``count`` values cannot be compiled (None where nothing
+    known stands against it; either None when not known): Triton 3.6 takes one value per
+    dimension (``max(1, rank)`` for multiple_of: a scalar takes one) and refuses any other
+    count ("Shape of input to max_contiguous does not match the length of values"): tle-dump
+    verified ``tl.max_contiguous(offs, 64)`` of a 2-D ``offs`` and the printed Gluon failed the
+    same way (lowering adversarial round 13). One rule for the protocol view and the lowering
+    (lowering/more_ops.value_op)."""
+    if rank is None or count is None:
+        return None
+    want = max(1, rank) if name == "tl.multiple_of" else rank
+    if count == want:
+        return None
+    short = name.split(".", 1)[1]
+    return (f"`{name}` of a {rank}-D {'tensor' if rank else 'scalar'} with {count} value"
+            f"{'s' if count != 1 else ''}: Triton 3.6 takes one per dimension ({want}) and "
+            f"refuses it (\"Shape of input to {short} does not match the length of values\")")
+
+
 def trans_dims_refusal(name: str, rank: Optional[int], dims: Optional[tuple]) -> Optional[str]:
     """Why ``tl.trans(x, *dims)`` of a tensor of ``rank`` axes cannot be compiled (None where
     nothing known stands against it: ``rank`` None when not known, ``dims`` None when not given,
     an axis None when not a compile-time integer): Triton and Gluon permute by a permutation of
     the axes, and the swap of the last two (no dims) needs two of them. One rule for the
     protocol view and the lowering (lowering/more_ops.transpose)."""
+    if dims is None and name == "tl.permute":
+        # (tl.permute is tl.trans without the swap of the last two axes when no dims are given:
+        # Triton 3.6 refuses it, "permute dims must have the same length as input shape")
+        return (f"`{name}` without dims: Triton 3.6 refuses it (\"permute dims must have the "
+                f"same length as input shape\"); give the permutation of the axes")
     if rank is None:
         return None
     if dims is None:

@@ -33,8 +33,8 @@ from .folding import fold
 from .constexpr_rules import condition_type_refusal
 from .local_tensors import refusal
 from .params import is_placeholder
-from .partition_rules import (bind_reshape, operand_kind_refusal, reshape_shape_refusal,
-                              trans_dims_refusal)
+from .partition_rules import (bind_reshape, hint_values_refusal, operand_kind_refusal,
+                              reshape_shape_refusal, trans_dims_refusal)
 from .values import I64, Aff, Const, Data, KernelArg, Poison, Sym, Value
 
 
@@ -364,7 +364,12 @@ class TritonRules:
         casts nothing to i1), and the TTIR it builds fails to verify ("error encountered during
         parsing": tt.load's mask must be i1; a store or an atomic, "Mask must have boolean
         scalar type"); the Gluon the lowering prints fails so too. Each was verified
-        (adversarial round 27). ``True`` / ``False`` and comparisons are bools."""
+        (adversarial round 27). ``True`` / ``False`` and comparisons are bools, but an atomic
+        takes no compile-time mask: Triton 3.6's tl.atomic_<op> unwraps the constexpr and hands
+        the Python bool on where tl.load / tl.store make it a tensor first ("'bool' object has
+        no attribute 'type'"; on a scalar pointer "... 'handle'"), so ``mask=True`` / ``False``
+        of an atomic is refused; the lowering splat ``mask=False`` into a tensor of falses, an
+        atomic that updates nothing (lowering adversarial round 13)."""
         if name == "atomic_cas" or not (name in self.MASK_AT or name.startswith("atomic_")):
             return
         at = self.MASK_AT.get(name, 2)
@@ -372,6 +377,12 @@ class TritonRules:
         if mask is None or isinstance(mask, K.Const) and mask.value is None:
             return
         literal = mask.value if isinstance(mask, (K.Const, K.Global)) else None
+        if isinstance(literal, bool) and name.startswith("atomic_"):
+            raise self.err(f"`{self.src(node)}`: its mask `{self.src(mask)}` is a compile-time "
+                           f"bool: Triton 3.6 refuses a constant mask of an atomic (it hands "
+                           f"the bool on unconverted: \"'bool' object has no attribute "
+                           f"'type'\"); leave `mask=` out where it is True, and the atomic "
+                           f"where it is False", node, check="unsupported-expression")
         if isinstance(literal, bool):
             return
         kind = "int" if isinstance(literal, int) else self.operand_type(mask)
@@ -920,11 +931,34 @@ class TritonRules:
                        f"{allowed}, got {a} (Triton 3.6 refuses it)", node,
                        check="unsupported-expression")
 
-    def trans_rules(self, node: K.Op) -> None:
-        """Refuse a ``tl.trans(x, *dims)`` the lowering could not translate, by its rule
-        (partition_rules.trans_dims_refusal): dims that are no permutation of the axes of an
-        ``x`` whose rank the frontend follows (``tl.trans(x, 0, 0)``), at the line. Keyword
-        operands are the lowering's to refuse."""
+    def hint_rules(self, name: str, node: K.Op) -> None:
+        """Refuse a compiler hint (``tl.multiple_of`` / ``tl.max_contiguous`` /
+        ``tl.max_constancy``) whose values are not one per dimension of an operand whose rank
+        the frontend follows, by the lowering's rule (partition_rules.hint_values_refusal), at
+        the line."""
+        kw = dict(node.kwargs)
+        operand = node.args[0] if node.args else kw.get("input")
+        values = node.args[1] if len(node.args) > 1 else kw.get("values")
+        if operand is None or values is None:
+            return  # (the lowering's binding says what is missing)
+        dims, exact = self.block_dims(operand)
+        if isinstance(values, K.TupleExpr):
+            count: Optional[int] = len(values.items)
+        elif isinstance(values, (K.Const, K.Global)) and isinstance(values.value, int):
+            count = 1
+        else:
+            count = None
+        refusal = hint_values_refusal(name, len(dims) if exact else None, count)
+        if refusal:
+            raise self.err(f"`{self.src(node)}`: {refusal}", node,
+                           check="unsupported-expression")
+
+    def trans_rules(self, node: K.Op, name: str = "tl.trans") -> None:
+        """Refuse a ``tl.trans(x, *dims)`` (or ``tl.permute``) the lowering could not
+        translate, by its rule (partition_rules.trans_dims_refusal): dims that are no
+        permutation of the axes of an ``x`` whose rank the frontend follows (``tl.trans(x, 0,
+        0)``), a tl.permute without dims, at the line. Keyword operands are the lowering's to
+        refuse."""
         if not node.args or node.kwargs:
             return
         dims, exact = self.block_dims(node.args[0])
@@ -933,7 +967,7 @@ class TritonRules:
         if len(rest) == 1 and isinstance(rest[0], K.TupleExpr):
             rest = rest[0].items
         axes = tuple(self.literal_int(d) for d in rest) if rest else None
-        refusal = trans_dims_refusal("tl.trans", rank, axes)
+        refusal = trans_dims_refusal(name, rank, axes)
         if refusal:
             raise self.err(refusal, node, check="unsupported-expression")
 

@@ -26,7 +26,8 @@ translator (lowering/translate.py, ``call_builtin``) hands them here.
   nothing (Triton prints at compile time and generates no code).
 * Elementwise math Gluon has under the same name (``tl.fma``, ``umulhi``, ``fdiv``, ``div_rn``,
   ``sqrt_rn``) and value ops: ``tl.zeros_like``, ``tl.cast`` (as ``x.to``), ``tl.multiple_of`` /
-  ``tl.max_contiguous`` (hints kept on the value; on a shared-memory pointer, dropped),
+  ``tl.max_contiguous`` / ``tl.max_constancy`` (hints kept on the value, one per dimension;
+  on a shared-memory pointer, dropped),
   ``tl.expand_dims`` (as ``x[:, None]``),
   ``tl.broadcast_to`` within one rank, ``tl.assume``, ``tl.reshape`` / ``tl.ravel`` without
   reordering (``gl.reshape``, whose result layout Gluon infers, converted to the layout the solver
@@ -44,8 +45,8 @@ from dataclasses import replace
 from math import prod
 from typing import Optional
 
-from ..frontend.partition_rules import (VIEW_REFUSAL, bind_reshape, reshape_shape_refusal,
-                                       trans_dims_refusal)
+from ..frontend.partition_rules import (HINTS, VIEW_REFUSAL, bind_reshape, hint_values_refusal,
+                                       reshape_shape_refusal, trans_dims_refusal)
 from ..ir import kernel as K
 from ..ir import promotion
 from ..language.unlowered import UNLOWERED_CALLS
@@ -72,8 +73,8 @@ ELEMENTWISE: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
     "tl.sqrt_rn": (("x",), {}),
 }
 #: Calls whose value is their first operand with a compiler hint or a cast.
-VALUE_OPS = frozenset({"tl.zeros_like", "tl.cast", "tl.multiple_of", "tl.max_contiguous",
-                       "tl.expand_dims", "tl.broadcast_to", "tl.assume", "tl.reshape", "tl.ravel"})
+VALUE_OPS = frozenset({"tl.zeros_like", "tl.cast", *HINTS, "tl.expand_dims", "tl.broadcast_to",
+                       "tl.assume", "tl.reshape", "tl.ravel"})
 
 #: The calls this module translates.
 HANDLED = frozenset({*ATOMIC_PARAMS, "tl.debug_barrier", "tl.device_print", "builtins.print",
@@ -204,6 +205,7 @@ def atomic(tr, node: K.Op) -> V:
     if why:
         raise tr.err(f"`{node.name}` on a pointer to {pointee}: Triton 3.6 refuses it (\"{why}\"); "
                      f"update the memory through a pointer of 32 or 64 bits", node)
+    operands: list[tuple[str, V]] = []
     for key in names[1:3]:
         if key == "mask" and key not in a:
             continue
@@ -219,10 +221,32 @@ def atomic(tr, node: K.Op) -> V:
                              f"{pointee}: Triton converts neither operand of a compare-and-swap "
                              f"(its IR fails to verify); give it the element type (.to(...))",
                              node)
+        operands.append((key, v))
         if key == "mask" and v.kind == "none":
             continue
+        if key == "mask" and v.kind == "const":
+            # Triton 3.6's atomics unwrap a constexpr mask and hand the Python bool on (tl.load
+            # and tl.store make it a tensor): it refuses the compile ("'bool' object has no
+            # attribute 'type'"), where a splat mask=False here updated nothing (lowering
+            # adversarial round 13; the frontend refuses the literal too, triton_rules.py)
+            raise tr.err(f"`{node.name}`'s mask is the constant {v.text}: Triton 3.6 refuses a "
+                         f"compile-time mask of an atomic; leave `mask=` out where it is True, "
+                         f"and the atomic where it is False", node)
         parts.append(_operand_for(tr, p, v, key, node) if key != "mask"
                      else "mask=" + _operand_for(tr, p, v, key, node))
+    for key, v in operands if op == "cas" and p.kind == "tensor" else ():
+        # nor does Triton's atomic_cas broadcast them (semantic.atomic_cas hands the handles on
+        # as they are: "'tt.atomic_cas' op failed to verify", plain Triton alike); a number or
+        # a scalar was splat to the pointers' shape here, a kernel Triton refuses, and a [64] or
+        # [32, 1] operand of [32, 64] pointers failed the compile at the kernel's first line
+        # (lowering adversarial round 13). Checked after both operands' types, as before.
+        if v.kind != "tensor" or tuple(v.shape or ()) != tuple(p.shape or ()):
+            shape = list(p.shape or ())
+            got = f"of shape {list(v.shape or ())}" if v.kind == "tensor" else "a scalar"
+            raise tr.err(f"`tl.atomic_cas`'s {key} is {got} beside pointers of shape {shape}: "
+                         f"Triton 3.6 broadcasts no operand of a compare-and-swap (its IR fails "
+                         f"to verify); give it the pointers' shape (tl.full({shape}, ...), "
+                         f"tl.broadcast_to)", node)
     for key, allowed in (("sem", SEMS), ("scope", SCOPES)):
         if key in a:
             shown = _string_option(tr, node, key, a[key], allowed)
@@ -417,12 +441,19 @@ def value_op(tr, node: K.Op) -> V:
         if x.kind == "tensor":
             return tr.computed(x, text=text, dtype=dt.value)
         return V("scalar", text, i64=dt.value in ("int64", "uint64"))
-    if name in ("tl.multiple_of", "tl.max_contiguous"):
+    if name in HINTS:
         a = _bind(tr, node, ("input", "values"))
         if "input" not in a or "values" not in a:
             raise tr.err(f"`{name}(input, values)` needs both", node)
         x = tr.ex(a["input"])
         values = _constant(tr, node, a["values"], "values")
+        # one value per dimension, as Triton 3.6 takes them (tl.max_constancy lowered as the
+        # other two: it was verified and refused here as "not supported", round 13)
+        count = len(values.value) if values.kind == "tuple" else 1
+        rank = len(x.shape or ()) if x.kind == "tensor" else 0 if x.kind == "scalar" else None
+        refusal = hint_values_refusal(name, rank, count)
+        if refusal:
+            raise tr.err(refusal, node)
         if x.kind == "lptr":
             # a slot's or buffer's shared memory is reached through its descriptor, which
             # Gluon addresses whole: no pointer the hint could refine, so it is dropped (a
@@ -504,7 +535,8 @@ def reshape(tr, node: K.Op) -> V:
 
 
 def transpose(tr, node: K.Op) -> V:
-    """``tl.trans(input, *dims)`` (or ``x.trans(*dims)``) of a register tensor: ``gl.permute`` of
+    """``tl.trans(input, *dims)`` / ``tl.permute(input, *dims)`` (or ``x.trans(*dims)``,
+    ``x.permute(*dims)``; permute's dims required) of a register tensor: ``gl.permute`` of
     it, whose result layout Gluon infers from the operand's, converted to the layout the solver
     gives the result (a free variable of the same rank), as :func:`reshape` does. ``dims`` as
     Triton 3.6 takes it: none (swap the last two axes), one tuple, or the axes one by one, each a
