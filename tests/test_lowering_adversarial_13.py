@@ -64,6 +64,18 @@ Wrong and fixed:
   Refused at the line by one rule (partition_rules.py ``hint_values_refusal``, read by
   triton_rules.py ``hint_rules`` and more_ops.py ``value_op``). Pin changed:
   tests/test_adversarial_verdicts_41.py's ``tl.max_contiguous(tl.multiple_of(N, 64), 64)``.
+* test_an_atomic_of_a_lower_rank_operand_is_refused_at_its_line: ``tl.atomic_add(ptrs,
+  tl.arange(0, 64))`` (a [64] mask, ``tl.atomic_xchg(ptrs, tl.sum(t, 0))``) of [32, 64]
+  pointers: Triton 3.6's atomics broadcast the value and the mask with broadcast_impl_shape,
+  which adds no axis (tl.store's and tl.load's do), and refuse the source ("Cannot broadcast,
+  rank mismatch"); the lowering prepended the axis and compiled it (round 5 read the atomics
+  as broadcasting like tl.store: its case allows the refusal). Refused at the line
+  (triton_rules.py ``pointer_operand_rules``; more_ops.py ``_operand_for``).
+* test_a_permuted_tile_stored_into_a_slot_is_checked_where_the_kernel_is_read: ``tl.permute(x,
+  1, 0)`` / ``tl.trans(x, (1, 0))`` of a [32, 64] tile stored into a [32, 64] slot: tle-dump
+  verified it and the lowering refused it (a [64, 32] store); the frontend followed the shape
+  of tl.trans without dims only. Now the dims' order too (triton_rules.py ``block_dims``), so
+  the store is refused where the kernel is read (bad-store), as a reshape's is.
 
 Held (pinned: test_shapes_atomics_and_hints_compute_as_triton_does, test_what_triton_refuses_
 is_refused, test_calls_the_lowering_does_not_translate_are_refused_at_their_line): the probes
@@ -76,7 +88,11 @@ than lowered (Gluon has gl.join / gl.split; their rank-changing layouts are not 
 solver); ``tl.interleave`` of operands Triton broadcasts to one shape ([32, 1] beside [32, 64])
 is refused ("broadcast them first"); ``tl.reshape(..., can_reorder=0)`` (falsy, not the
 literal False) is refused though Triton reads it as False. A mask the frontend does not fold
-(``mask=1 == 1``) is refused by the lowering, not by tle-dump.
+(``mask=1 == 1``) is refused by the lowering, not by tle-dump. A gather's ``cache_modifier``
+(``.cv``, ``.cg``) is passed to the cp.async copy, which Triton 3.6's backend lowers as
+``cp.async.cg`` (16-byte copies; ``.ca`` for narrower ones) whatever the hint: the same values
+for device memory read through L2, a weaker promise than ``ld.global.cv`` for memory another
+agent writes during the kernel (``volatile=True`` is a register load, ``ld.volatile``).
 """
 
 from __future__ import annotations
@@ -446,3 +462,49 @@ def test_a_hint_of_another_count_of_values_is_refused_at_its_line(tmp_path, expr
     any other count; tle-dump verified these and Triton refused the printed Gluon."""
     _refused_at_line(tmp_path, S % expr, "float32", words)
     _plain_refuses(tmp_path, S % expr, "float32", "does not match the length of values")
+
+
+@pytest.mark.parametrize("value, shape", [
+    ("tl.permute(tl.load(x_ptr + offs), 1, 0)", None),
+    ("tl.trans(tl.load(x_ptr + offs), (1, 0))", None),
+    ("tl.permute(tl.reshape(tl.load(x_ptr + offs), 64, 32), 1, 0)", "[32, 64]"),
+], ids=["permute", "trans-dims", "permute-of-the-slot-shape"])
+def test_a_permuted_tile_stored_into_a_slot_is_checked_where_the_kernel_is_read(tmp_path, value,
+                                                                               shape):
+    """A [64, 32] ``tl.permute`` / ``tl.trans`` with dims of a [32, 64] tile stored into a [32,
+    64] slot: tle-dump verified it (the frontend followed tl.trans's shape without dims only)
+    and the lowering refused it; now refused where the kernel is read (bad-store), as the same
+    store of a reshape was. One of the slot's shape lowers."""
+    from tests.test_lowering_adversarial_5 import _fill
+
+    path = _write(tmp_path, _fill("float32", value))
+    rc, out = _dump(path, "-q", "--gluon")
+    if shape is None:
+        assert rc == 1 and "[bad-store]" in out and "tile of shape [64, 32]" in out, out
+        return
+    assert rc == 0 and "kv_tile.index(_kv_s1).store(gl.convert_layout(gl.permute(" in out, out
+    from tle_compiler.lowering.compile import compile_kernel
+
+    assert compile_kernel((str(path), "k"), _config(path)["signature"], {}).asm["ttgir"]
+
+
+@pytest.mark.parametrize("body, helpers", [
+    (f"tl.atomic_add({PTR}, tl.arange(0, 64))", ""),
+    (f"tl.atomic_add({PTR}, t, mask=tl.arange(0, 64) < M)", ""),
+    (f"tl.atomic_xchg({PTR}, tl.sum(t, 0))", ""),
+    (f"ha({PTR}, t, tl.arange(0, 64) < M)", HA),
+], ids=["val", "mask", "xchg-of-a-reduction", "helper-mask"])
+def test_an_atomic_of_a_lower_rank_operand_is_refused_at_its_line(tmp_path, body, helpers):
+    """A [64] value or mask of an atomic on [32, 64] pointers: the atomics broadcast with
+    broadcast_impl_shape, which adds no axis (tl.store and tl.load do), and Triton 3.6 refuses
+    the source ("Cannot broadcast, rank mismatch"); tle-dump verified it and the lowering
+    prepended the axis (round 5 took Triton to broadcast as tl.store does)."""
+    where = "tl.atomic_add(ptr, v, mask=m)" if helpers else ""
+    _refused_at_line(tmp_path, body, "int32", "has fewer dimensions than its pointers' [32, 64]",
+                     helpers=helpers, where=where)
+    _plain_refuses(tmp_path, body, "int32", "Cannot broadcast, rank mismatch", helpers=helpers)
+
+
+def test_an_atomic_operand_expanded_to_the_pointers_rank_still_lowers(tmp_path):
+    _same_as_triton(tmp_path, f"tl.atomic_max({PTR}, tl.sum(t, 0)[None, :], "
+                              f"mask=(tl.arange(0, 64) < M)[None, :])", "int32")

@@ -140,6 +140,19 @@ class TritonRules:
             # tl.trans of a 2-D block without dims: its transpose (other ranks Triton refuses)
             dims, exact = self.block_dims(e.args[0], seen)
             return (tuple(reversed(dims)), True) if exact and len(dims) == 2 else unknown
+        if name in ("trans", "permute") and len(e.args) > 1 and not e.kwargs:
+            # tl.trans / tl.permute with dims (one by one or one tuple): the operand's dims in
+            # that order, so that a slot store of it is checked where the kernel is read (the
+            # lowering refused a [64, 32] permute stored into a [32, 64] slot, round 13)
+            dims, exact = self.block_dims(e.args[0], seen)
+            rest = e.args[1:]
+            if len(rest) == 1 and isinstance(rest[0], K.TupleExpr):
+                rest = rest[0].items
+            order = [self.literal_int(d) for d in rest]
+            if not exact or sorted(d for d in order if d is not None) != list(range(len(dims))) \
+                    or len(order) != len(dims):
+                return unknown
+            return tuple(dims[d] for d in order), True
         operand = e.args[0] if e.args else e.kw("input")
         axis = e.args[1] if len(e.args) > 1 else e.kw("axis")
         if name == "expand_dims" and operand is not None and axis is not None:
@@ -322,6 +335,15 @@ class TritonRules:
                 why = (f"{call}: its {key} of shape {list(dims)} has more dimensions than its "
                        f"pointers' {list(pdims)} (Triton 3.6 broadcasts it to the pointers' "
                        f"shape)")
+            elif len(dims) < len(pdims) and name.startswith("atomic_") and name != "atomic_cas":
+                # an atomic broadcasts its value and mask with broadcast_impl_shape, which
+                # prepends no axis (tl.store's and tl.load's do): Triton 3.6 refuses the
+                # source, and the lowering prepended them (lowering adversarial round 13;
+                # atomic_cas broadcasts nothing: the lowering refuses any other shape)
+                why = (f"its {key} of shape {list(dims)} has fewer dimensions than its "
+                       f"pointers' {list(pdims)}: an atomic broadcasts it without adding axes "
+                       f"(Triton 3.6: \"Cannot broadcast, rank mismatch\"); expand it first "
+                       f"(x[None, :])")
             else:
                 for a, b in zip(reversed(dims), reversed(pdims)):
                     if a is not None and b is not None and a != b and a != 1:

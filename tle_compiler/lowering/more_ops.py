@@ -139,8 +139,9 @@ def _splat_dtype(v: V) -> str:
 
 def _operand_for(tr, p: V, v: V, what: str, node: K.Op) -> str:
     """An atomic's value / comparand / mask as Gluon source, beside the pointer ``p``: on a
-    tensor of pointers a tensor takes the pointer's layout and a scalar is splatted to the
-    pointer's shape (Gluon's atomics do not splat a scalar); on a scalar pointer only scalars."""
+    tensor of pointers a tensor (of the pointers' rank: Triton adds no axis) takes the pointer's
+    layout and a scalar is splatted to the pointer's shape (Gluon's atomics do not splat a
+    scalar); on a scalar pointer only scalars."""
     if v.kind not in ("const", "scalar", "tensor"):
         raise tr.err(f"`{node.name}`'s {what} must be a scalar or a tensor, got a {v.kind}", node)
     if p.kind == "scalar":
@@ -148,6 +149,15 @@ def _operand_for(tr, p: V, v: V, what: str, node: K.Op) -> str:
             raise tr.err(f"`{node.name}` on a scalar pointer with a tensor {what}: give a tensor "
                          f"of pointers (ptr + offsets) to update several elements", node)
         return v.text
+    if node.name != "tl.atomic_cas" and v.kind == "tensor" \
+            and len(v.shape or ()) < len(p.shape or ()):
+        # Triton's atomics broadcast the value and the mask with broadcast_impl_shape, which
+        # adds no axis (tl.store's and tl.load's do): "Cannot broadcast, rank mismatch", where
+        # rank_up prepended them (lowering adversarial round 13; atomic_cas: atomic())
+        raise tr.err(f"`{node.name}`: its {what} of shape {list(v.shape)} has fewer dimensions "
+                     f"than its pointers' {list(p.shape or ())}: Triton 3.6 refuses it (an "
+                     f"atomic broadcasts without adding axes); expand it first (x[None, :])",
+                     node)
     v = tr.rank_up(v, len(p.shape or ()))
     tr._not_above_pointer_rank(f"`{node.name}`", what, v, p, node)
     if v.kind == "tensor":
