@@ -71,6 +71,12 @@ Wrong and fixed:
   rank mismatch"); the lowering prepended the axis and compiled it (round 5 read the atomics
   as broadcasting like tl.store: its case allows the refusal). Refused at the line
   (triton_rules.py ``pointer_operand_rules``; more_ops.py ``_operand_for``).
+* test_a_load_mask_wider_than_its_pointers_is_refused_in_true_words: ``tl.load(ptrs, mask=m,
+  other=0.0)`` of [1, 64] pointers and a [32, 64] mask is refused at the line (the lowering
+  gives a load its pointers' shape), in words that said Triton refuses it ("Cannot
+  make_shape_compatible"); Triton 3.6 broadcasts the pointers up to the mask and compiles it.
+  The words now say so and advise the rewrite, which computes Triton's operations
+  (triton_rules.py ``pointer_operand_rules``).
 * test_a_permuted_tile_stored_into_a_slot_is_checked_where_the_kernel_is_read: ``tl.permute(x,
   1, 0)`` / ``tl.trans(x, (1, 0))`` of a [32, 64] tile stored into a [32, 64] slot: tle-dump
   verified it and the lowering refused it (a [64, 32] store); the frontend followed the shape
@@ -508,3 +514,17 @@ def test_an_atomic_of_a_lower_rank_operand_is_refused_at_its_line(tmp_path, body
 def test_an_atomic_operand_expanded_to_the_pointers_rank_still_lowers(tmp_path):
     _same_as_triton(tmp_path, f"tl.atomic_max({PTR}, tl.sum(t, 0)[None, :], "
                               f"mask=(tl.arange(0, 64) < M)[None, :])", "int32")
+
+
+def test_a_load_mask_wider_than_its_pointers_is_refused_in_true_words(tmp_path):
+    """``tl.load(ptrs, mask=m)`` of [1, 64] pointers and a [32, 64] mask: Triton 3.6 broadcasts
+    the pointers up to the mask and compiles it; the refusal (the lowering types a load by its
+    pointers' shape) said Triton refused it ("Cannot make_shape_compatible"). Now it says what
+    Triton does, and the rewrite it advises computes Triton's operations."""
+    row = "y_ptr + p * 2048 + tl.arange(0, 64)[None, :]"
+    out = _refused_at_line(tmp_path, S % f"t + tl.load({row}, mask=t > 0, other=0.0)",
+                           "float32", "Triton 3.6 broadcasts the pointers up to it")
+    assert "Cannot make_shape_compatible" not in out, out
+    assert _plain(tmp_path, S % f"t + tl.load({row}, mask=t > 0, other=0.0)", "float32")
+    _same_as_triton(tmp_path, S % f"t + tl.load({row} + tl.zeros([32, 64], tl.int32), "
+                                  f"mask=t > 0, other=0.0)", "float32")

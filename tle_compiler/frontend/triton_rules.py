@@ -350,6 +350,18 @@ class TritonRules:
                         why = (f"its {key} of shape {list(dims)} does not broadcast to its "
                                f"pointers' {list(pdims)} (Triton 3.6: \"Cannot "
                                f"make_shape_compatible: incompatible dimensions\")")
+                        if name == "load" and b == 1 and all(
+                                x is None or y is None or x == y or 1 in (x, y)
+                                for x, y in zip(reversed(dims), reversed(pdims))):
+                            # tl.load broadcasts the pointers up to its mask / other (Triton
+                            # 3.6's broadcast_impl_value): it compiles; the lowering types a
+                            # load by its pointers' shape (the words said Triton refused it,
+                            # lowering adversarial round 13)
+                            why = (f"its {key} of shape {list(dims)} is wider than its "
+                                   f"pointers' {list(pdims)}: Triton 3.6 broadcasts the "
+                                   f"pointers up to it, the lowering gives a load its "
+                                   f"pointers' shape; broadcast the pointers in the expression "
+                                   f"(ptrs + tl.zeros({list(dims)}, tl.int32))")
                         break
             if why:
                 raise self.err(f"`{self.src(node)}`: {why}", node,
