@@ -58,9 +58,11 @@ Wrong and fixed:
   on the value as they are (lowering/more_ops.py ``value_op``).
 * test_a_hint_of_another_count_of_values_is_refused_at_its_line: ``tl.max_contiguous(offs, 64)``
   of a 2-D ``offs`` (``tl.multiple_of(t, 4)``, ``tl.max_contiguous(p * 2048, 16)`` of a scalar,
-  ``tl.multiple_of(N, (16, 16))``): Triton takes one value per dimension (multiple_of: one of a
-  scalar) and refuses any other count ("Shape of input to max_contiguous does not match the
-  length of values"); tle-dump verified the kernel and the compile failed on the printed Gluon.
+  ``tl.multiple_of(N, (16, 16))``; ``tl.multiple_of(offs, [16.0, 1])``): Triton takes one
+  integer value per dimension (multiple_of: one of a scalar) and refuses any other count
+  ("Shape of input to max_contiguous does not match the length of values") or a float
+  ("values element 0 must have type `constexpr[int]`"); tle-dump verified the kernel and the
+  compile failed on the printed Gluon.
   Refused at the line by one rule (partition_rules.py ``hint_values_refusal``, read by
   triton_rules.py ``hint_rules`` and more_ops.py ``value_op``). Pin changed:
   tests/test_adversarial_verdicts_41.py's ``tl.max_contiguous(tl.multiple_of(N, 64), 64)``.
@@ -461,13 +463,18 @@ def test_max_constancy_lowers_as_the_other_hints(tmp_path):
      "`tl.multiple_of` of a 0-D scalar with 2 values"),
     ("t + tl.load(y_ptr + p * 2048 + tl.max_constancy(offs, [1, 1, 1]))",
      "`tl.max_constancy` of a 2-D tensor with 3 values"),
+    ("t + tl.load(y_ptr + p * 2048 + tl.multiple_of(offs, [16.0, 1]))",
+     "`tl.multiple_of`'s value 16.0 is no integer"),
 ], ids=["contiguous-2d", "multiple-of-tile", "contiguous-scalar", "multiple-of-scalar",
-        "constancy-3"])
+        "constancy-3", "float-value"])
 def test_a_hint_of_another_count_of_values_is_refused_at_its_line(tmp_path, expr, words):
-    """Triton takes one value per dimension (multiple_of: one of a scalar, too) and refuses
-    any other count; tle-dump verified these and Triton refused the printed Gluon."""
+    """Triton takes one integer value per dimension (multiple_of: one of a scalar, too) and
+    refuses any other count ("Shape of input to ... does not match the length of values") or
+    a float ("values element 0 must have type `constexpr[int]`"); tle-dump verified these and
+    Triton refused the printed Gluon."""
     _refused_at_line(tmp_path, S % expr, "float32", words)
-    _plain_refuses(tmp_path, S % expr, "float32", "does not match the length of values")
+    _plain_refuses(tmp_path, S % expr, "float32",
+                   "must have type" if "16.0" in expr else "does not match the length of values")
 
 
 @pytest.mark.parametrize("value, shape", [

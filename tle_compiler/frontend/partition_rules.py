@@ -325,15 +325,22 @@ def bind_reshape(name: str, args: tuple, kwargs: tuple) \
 HINTS = ("tl.multiple_of", "tl.max_contiguous", "tl.max_constancy")
 
 
-def hint_values_refusal(name: str, rank: Optional[int], count: Optional[int]) -> Optional[str]:
+def hint_values_refusal(name: str, rank: Optional[int], count: Optional[int],
+                        values: tuple = ()) -> Optional[str]:
     """Why ``tl.multiple_of`` / ``tl.max_contiguous`` / ``tl.max_constancy(x, values)`` of an
     ``x`` of ``rank`` dimensions with ``count`` values cannot be compiled (None where nothing
     known stands against it; either None when not known): Triton 3.6 takes one value per
     dimension (``max(1, rank)`` for multiple_of: a scalar takes one) and refuses any other
     count ("Shape of input to max_contiguous does not match the length of values"): tle-dump
     verified ``tl.max_contiguous(offs, 64)`` of a 2-D ``offs`` and the printed Gluon failed the
-    same way (lowering adversarial round 13). One rule for the protocol view and the lowering
+    same way (lowering adversarial round 13). ``values``: the values known at compile time;
+    one that is no integer (``16.0``) Triton refuses too ("values element 0 must have type
+    `constexpr[int]`"). One rule for the protocol view and the lowering
     (lowering/more_ops.value_op)."""
+    for i, v in enumerate(values):
+        if isinstance(v, float) or isinstance(v, str):
+            return (f"`{name}`'s value {v!r} is no integer: Triton 3.6 refuses it (\"values "
+                    f"element {i} must have type `constexpr[int]`\")")
     if rank is None or count is None:
         return None
     want = max(1, rank) if name == "tl.multiple_of" else rank

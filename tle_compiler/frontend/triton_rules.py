@@ -976,13 +976,11 @@ class TritonRules:
         if operand is None or values is None:
             return  # (the lowering's binding says what is missing)
         dims, exact = self.block_dims(operand)
-        if isinstance(values, K.TupleExpr):
-            count: Optional[int] = len(values.items)
-        elif isinstance(values, (K.Const, K.Global)) and isinstance(values.value, int):
-            count = 1
-        else:
-            count = None
-        refusal = hint_values_refusal(name, len(dims) if exact else None, count)
+        items = values.items if isinstance(values, K.TupleExpr) else (values,)
+        count = len(items) if isinstance(values, K.TupleExpr) or isinstance(
+            values, (K.Const, K.Global)) else None
+        known = tuple(i.value for i in items if isinstance(i, (K.Const, K.Global)))
+        refusal = hint_values_refusal(name, len(dims) if exact else None, count, known)
         if refusal:
             raise self.err(f"`{self.src(node)}`: {refusal}", node,
                            check="unsupported-expression")

@@ -459,9 +459,10 @@ def value_op(tr, node: K.Op) -> V:
         values = _constant(tr, node, a["values"], "values")
         # one value per dimension, as Triton 3.6 takes them (tl.max_constancy lowered as the
         # other two: it was verified and refused here as "not supported", round 13)
-        count = len(values.value) if values.kind == "tuple" else 1
+        items = values.value if values.kind == "tuple" else (values,)
         rank = len(x.shape or ()) if x.kind == "tensor" else 0 if x.kind == "scalar" else None
-        refusal = hint_values_refusal(name, rank, count)
+        refusal = hint_values_refusal(name, rank, len(items),
+                                      tuple(getattr(i, "value", None) for i in items))
         if refusal:
             raise tr.err(refusal, node)
         if x.kind == "lptr":
