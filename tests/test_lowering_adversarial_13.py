@@ -79,6 +79,12 @@ Wrong and fixed:
   make_shape_compatible"); Triton 3.6 broadcasts the pointers up to the mask and compiles it.
   The words now say so and advise the rewrite, which computes Triton's operations
   (triton_rules.py ``pointer_operand_rules``).
+* test_an_atomic_cas_of_another_signedness_computes_as_triton_does: ``tl.atomic_cas(ptrs,
+  t.to(tl.uint32), t.to(tl.uint32))`` of int32 pointers (``tl.atomic_cas(p, 0, 1)`` of a uint32
+  one): refused by the lowering as a type Triton does not convert ("its IR fails to verify"),
+  where MLIR's integer types are signless and Triton compiles it, typing the old value as
+  ``val`` (its ``// 3`` unsigned for a uint32 value). Now lowered, the old value typed so
+  (more_ops.py ``atomic``, ``_signless``).
 * test_a_permuted_tile_stored_into_a_slot_is_checked_where_the_kernel_is_read: ``tl.permute(x,
   1, 0)`` / ``tl.trans(x, (1, 0))`` of a [32, 64] tile stored into a [32, 64] slot: tle-dump
   verified it and the lowering refused it (a [64, 32] store); the frontend followed the shape
@@ -535,3 +541,17 @@ def test_a_load_mask_wider_than_its_pointers_is_refused_in_true_words(tmp_path):
     assert _plain(tmp_path, S % f"t + tl.load({row}, mask=t > 0, other=0.0)", "float32")
     _same_as_triton(tmp_path, S % f"t + tl.load({row} + tl.zeros([32, 64], tl.int32), "
                                   f"mask=t > 0, other=0.0)", "float32")
+
+
+@pytest.mark.parametrize("body, ys", [
+    (f"tl.atomic_cas({PTR}, t.to(tl.uint32), t.to(tl.uint32)) // 3", "i32"),
+    (f"tl.atomic_cas({PTR}, t, t.to(tl.uint32)) // 3", "i32"),
+    (f"tl.atomic_cas({PTR}, t, t) // 3", "u32"),
+    ("tl.atomic_cas(y_ptr + p, 0, 1) + t", "u32"),
+], ids=["u32-on-i32", "u32-value", "i32-on-u32", "scalar-on-u32"])
+def test_an_atomic_cas_of_another_signedness_computes_as_triton_does(tmp_path, body, ys):
+    """A comparand or value of the pointee's width and other signedness (uint32 beside int32):
+    one MLIR type, so Triton 3.6 compiles it, typing the result as the value (``// 3`` of a
+    uint32 value is unsigned); the lowering refused it ("Triton converts neither operand ...
+    its IR fails to verify"). Now lowered, the old value typed as Triton types it."""
+    _same_as_triton(tmp_path, f"tl.store(y_ptr + (p + N) * 2048 + offs, {body})", "int32", ys)

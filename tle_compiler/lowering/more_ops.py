@@ -224,9 +224,11 @@ def atomic(tr, node: K.Op) -> V:
         if op == "cas" and pointee is not None:
             # Triton's atomic_cas casts neither the comparand nor the value to the element type
             # (the other atomics do): another type fails its IR's verification ("ptr type
-            # matches cmp type", plain Triton alike), reported at the kernel's first line
+            # matches cmp type", plain Triton alike), reported at the kernel's first line; one
+            # of another signedness only is the same MLIR type and compiles (it was refused,
+            # lowering adversarial round 13)
             t = (promotion.python_number_type(v.value) if v.kind == "const" else v.dtype)
-            if t is not None and t != pointee:
+            if t is not None and _signless(t) != _signless(pointee):
                 raise tr.err(f"`tl.atomic_cas`'s {key} is {t} and the pointer's element type "
                              f"{pointee}: Triton converts neither operand of a compare-and-swap "
                              f"(its IR fails to verify); give it the element type (.to(...))",
@@ -269,7 +271,19 @@ def atomic(tr, node: K.Op) -> V:
     tr.emit(f"{name} = {call}")
     if p.kind == "scalar":  # the old value, of the pointee's type
         return V("scalar", name, i64=p.pointee in ("i64", "u64"))
+    if op == "cas":
+        # Triton types a compare-and-swap as its value (semantic.atomic_cas: val.type), which
+        # may differ from the pointee in signedness only (uint32 beside int32: one MLIR type)
+        val = dict(operands).get("val")
+        if val is not None and val.kind == "tensor" and val.dtype is not None:
+            return V("tensor", name, p.var, p.shape, val.dtype)
     return V("tensor", name, p.var, p.shape, pointee)
+
+
+def _signless(dtype: Optional[str]) -> Optional[str]:
+    """``dtype`` as MLIR types it: an unsigned integer is the signless one of its width
+    (``uint32`` is ``int32``'s i32), which tt.atomic_cas's verifier compares."""
+    return dtype[1:] if dtype and dtype.startswith("uint") else dtype
 
 
 def _printed(tr, node: K.Op, e: K.Expr) -> str:
