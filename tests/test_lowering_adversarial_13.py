@@ -85,6 +85,9 @@ Wrong and fixed:
   where MLIR's integer types are signless and Triton compiles it, typing the old value as
   ``val`` (its ``// 3`` unsigned for a uint32 value). Now lowered, the old value typed so
   (more_ops.py ``atomic``, ``_signless``).
+* test_the_identity_permutation_of_a_1d_tensor_computes_as_triton_does: ``tl.trans(x, (0,))``
+  (``tl.permute(x, 0)``) of a 1-D tensor, which Triton compiles, was refused at its line as
+  "dims must be a permutation of its 1 axes" (partition_rules.py ``trans_dims_refusal``).
 * test_a_permuted_tile_stored_into_a_slot_is_checked_where_the_kernel_is_read: ``tl.permute(x,
   1, 0)`` / ``tl.trans(x, (1, 0))`` of a [32, 64] tile stored into a [32, 64] slot: tle-dump
   verified it and the lowering refused it (a [64, 32] store); the frontend followed the shape
@@ -555,3 +558,17 @@ def test_an_atomic_cas_of_another_signedness_computes_as_triton_does(tmp_path, b
     uint32 value is unsigned); the lowering refused it ("Triton converts neither operand ...
     its IR fails to verify"). Now lowered, the old value typed as Triton types it."""
     _same_as_triton(tmp_path, f"tl.store(y_ptr + (p + N) * 2048 + offs, {body})", "int32", ys)
+
+
+@pytest.mark.parametrize("expr", ["tl.permute(tl.sum(t, 1), 0)[:, None] + t",
+                                  "tl.trans(tl.sum(t, 1), (0,))[:, None] + t"])
+def test_the_identity_permutation_of_a_1d_tensor_computes_as_triton_does(tmp_path, expr):
+    """``tl.permute(x, 0)`` / ``tl.trans(x, (0,))`` of a 1-D ``x``: (0,) is its permutation
+    and Triton 3.6 compiles it; it was refused as "dims must be a permutation of its 1 axes"
+    (partition_rules.py ``trans_dims_refusal`` asked for two axes whenever dims were given).
+    ``tl.trans(x)`` of a 1-D tensor, the swap of two axes it lacks, stays refused."""
+    _same_as_triton(tmp_path, S % expr, "float32")
+    _refused_at_line(tmp_path, S % "tl.trans(tl.sum(t, 1))[:, None] + t", "float32",
+                     "it swaps the last two axes, so it needs two")
+    _plain_refuses(tmp_path, S % "tl.trans(tl.sum(t, 1))[:, None] + t", "float32",
+                   "invoked with a 0- or 1-dimensional tensor")

@@ -370,7 +370,9 @@ def trans_dims_refusal(name: str, rank: Optional[int], dims: Optional[tuple]) ->
                                        f"axes, so it needs two")
     if None in dims:
         return None
-    if rank < 2 or sorted(dims) != list(range(rank)):
+    if rank < 1 or sorted(dims) != list(range(rank)):
+        # (a 1-D tensor's (0,) is its identity permutation, which Triton 3.6 compiles: it was
+        # refused as "dims must be a permutation of its 1 axes", lowering adversarial round 13)
         return f"`{name}` of a {rank}-D tensor: dims must be a permutation of its {rank} axes"
     return None
 

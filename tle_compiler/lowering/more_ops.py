@@ -571,7 +571,7 @@ def transpose(tr, node: K.Op) -> V:
         raise tr.err(f"`{node.name}(input, *dims)` takes its operands positionally", node)
     x = tr.ex(node.args[0])
     if x.kind != "tensor" or not x.shape:
-        raise tr.err(f"`{node.name}` is lowered on a tensor of at least two dimensions", node)
+        raise tr.err(f"`{node.name}` is lowered on a tensor of at least one dimension", node)
     rank = len(x.shape)
     rest = node.args[1:]
     given = None  # no dims: the last two axes swapped
