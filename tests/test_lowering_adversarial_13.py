@@ -88,6 +88,12 @@ Wrong and fixed:
 * test_the_identity_permutation_of_a_1d_tensor_computes_as_triton_does: ``tl.trans(x, (0,))``
   (``tl.permute(x, 0)``) of a 1-D tensor, which Triton compiles, was refused at its line as
   "dims must be a permutation of its 1 axes" (partition_rules.py ``trans_dims_refusal``).
+* test_a_reshape_to_a_tuple_valued_shape_computes_as_triton_does: ``tl.reshape(x, t.shape)``
+  (``x.reshape(offs.shape)``, a tile stored into a slot so too): Triton unwraps the one tuple
+  operand; the lowering took the tuple for one dimension and refused the kernel at the line in
+  words that printed its own values ("`tl.reshape` to [[V(kind='const', ...)]]"), and the
+  frontend's shapes read the result as 1-D (more_ops.py ``reshape``; triton_rules.py
+  ``block_dims``, ``reshape_rules``).
 * test_a_permuted_tile_stored_into_a_slot_is_checked_where_the_kernel_is_read: ``tl.permute(x,
   1, 0)`` / ``tl.trans(x, (1, 0))`` of a [32, 64] tile stored into a [32, 64] slot: tle-dump
   verified it and the lowering refused it (a [64, 32] store); the frontend followed the shape
@@ -572,3 +578,26 @@ def test_the_identity_permutation_of_a_1d_tensor_computes_as_triton_does(tmp_pat
                      "it swaps the last two axes, so it needs two")
     _plain_refuses(tmp_path, S % "tl.trans(tl.sum(t, 1))[:, None] + t", "float32",
                    "invoked with a 0- or 1-dimensional tensor")
+
+
+@pytest.mark.parametrize("expr", [
+    "tl.reshape(tl.trans(tl.reshape(t, t.shape[1], t.shape[0])), t.shape)",
+    "tl.permute(tl.reshape(t, (t.shape[0], 2, t.shape[1] // 2)), (0, 2, 1)).reshape(t.shape)",
+], ids=["reshape", "member"])
+def test_a_reshape_to_a_tuple_valued_shape_computes_as_triton_does(tmp_path, expr):
+    """``tl.reshape(x, t.shape)``: Triton unwraps one tuple-valued operand as it unwraps a
+    literal tuple; the lowering took ``t.shape`` for one dimension and refused it ("`tl.reshape`
+    to [[V(kind='const', ...), ...]]: every dimension must be a power of two"), and the
+    frontend read the result as 1-D."""
+    _same_as_triton(tmp_path, S % expr, "float32")
+
+
+def test_a_reshape_to_a_tuple_valued_shape_stores_into_a_slot(tmp_path):
+    from tests.test_lowering_adversarial_5 import _fill
+    from tle_compiler.lowering.compile import compile_kernel
+
+    path = _write(tmp_path, _fill("float32",
+                                  "tl.reshape(tl.ravel(tl.load(x_ptr + offs)), offs.shape)"))
+    rc, out = _dump(path, "-q", "--gluon")
+    assert rc == 0 and "gl.reshape(" in out, out
+    assert compile_kernel((str(path), "k"), _config(path)["signature"], {}).asm["ttgir"]

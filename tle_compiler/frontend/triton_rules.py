@@ -178,6 +178,10 @@ class TritonRules:
             if shape is None:
                 dims, exact = self.block_dims(operand, seen)
                 return ((prod(dims),) if exact and dims and None not in dims else (None,)), True
+            if len(shape) == 1 and self.literal_int(shape[0]) is None:
+                # one operand that is no integer literal: a tuple too (`t.shape`, a name bound
+                # to one), which Triton unwraps, so the rank is not known (it was read as 1-D)
+                return unknown
             return tuple(self.literal_int(d) for d in shape), True
         if name in self.ELEMENTWISE:
             dims, exact = self.broadcast([self.block_dims(a, seen) for a in e.args])
@@ -221,6 +225,8 @@ class TritonRules:
             known = dims if exact else None
             if shape is None:
                 want = (prod(dims),) if exact and None not in dims else None
+            elif len(shape) == 1 and self.literal_int(shape[0]) is None:
+                want = None  # (a tuple-valued operand, `t.shape`: its rank is not known here)
             else:
                 want = tuple(self.literal_int(d) for d in shape)
             refusal = reshape_shape_refusal(name, known, want)

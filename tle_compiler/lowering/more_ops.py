@@ -548,7 +548,13 @@ def reshape(tr, node: K.Op) -> V:
     if shape is None:  # ravel: one dimension of the operand's element count
         dims: tuple = (prod(x.shape),)
     else:
-        dims = tuple(_constant(tr, node, d, "shape").value for d in shape)
+        given = [_constant(tr, node, d, "shape") for d in shape]
+        if len(given) == 1 and given[0].kind == "tuple":
+            # one tuple-valued operand (`tl.reshape(x, t.shape)`, a name bound to a tuple),
+            # which Triton unwraps as it unwraps a literal tuple (the lowering took the tuple
+            # for one dimension and refused it, lowering adversarial round 13)
+            given = list(given[0].value)
+        dims = tuple(getattr(d, "value", d) for d in given)
     refusal = reshape_shape_refusal(node.name, tuple(x.shape), dims)
     if refusal:
         raise tr.err(refusal, node)
