@@ -94,6 +94,11 @@ Wrong and fixed:
   words that printed its own values ("`tl.reshape` to [[V(kind='const', ...)]]"), and the
   frontend's shapes read the result as 1-D (more_ops.py ``reshape``; triton_rules.py
   ``block_dims``, ``reshape_rules``).
+* test_tl_join_lowers_as_triton_joins: ``tl.join(a, b)`` of two tiles of one shape and type
+  was refused from the lowering's table ("store the two parts separately") while
+  ``tl.interleave``, Triton's reshape of that join, was lowered through ``gl.join``: now
+  ``gl.join`` (more_ops.py ``join``; the table's entry removed). Operands of two shapes or
+  types (which Triton broadcasts, or refuses) are refused at the line, as for tl.interleave.
 * test_a_permuted_tile_stored_into_a_slot_is_checked_where_the_kernel_is_read: ``tl.permute(x,
   1, 0)`` / ``tl.trans(x, (1, 0))`` of a [32, 64] tile stored into a [32, 64] slot: tle-dump
   verified it and the lowering refused it (a [64, 32] store); the frontend followed the shape
@@ -106,10 +111,11 @@ above not listed as wrong computed Triton's operations (double reshapes and ``tl
 (x))``, which Triton folds, aside: the same values), or were refused at their line as Triton
 refuses them, or as calls the lowering does not translate, with what to write instead.
 
-Left open: ``tl.join`` / ``tl.split`` / ``tl.cat`` and the scans and sorts are refused rather
-than lowered (Gluon has gl.join / gl.split; their rank-changing layouts are not derived by the
-solver); ``tl.interleave`` of operands Triton broadcasts to one shape ([32, 1] beside [32, 64])
-is refused ("broadcast them first"); ``tl.reshape(..., can_reorder=0)`` (falsy, not the
+Left open: ``tl.split`` / ``tl.cat`` and the scans and sorts are refused rather than lowered
+(Gluon has gl.split, which returns a pair the translator does not bind); ``tl.join`` /
+``tl.interleave`` of operands Triton broadcasts to one shape ([32, 1] beside [32, 64]) are
+refused ("broadcast them first"); ``len(t.shape)`` is refused in words that speak of a tensor
+(Triton compiles the len of the shape tuple); ``tl.reshape(..., can_reorder=0)`` (falsy, not the
 literal False) is refused though Triton reads it as False. A mask the frontend does not fold
 (``mask=1 == 1``) is refused by the lowering, not by tle-dump. A gather's ``cache_modifier``
 (``.cv``, ``.cg``) is passed to the cp.async copy, which Triton 3.6's backend lowers as
@@ -349,7 +355,7 @@ def test_what_triton_refuses_is_refused(tmp_path, dt, body, ours, theirs):
 
 
 UNLOWERED = [
-    "tl.join(t, t).sum(2)", "tl.split(tl.reshape(t, 32, 32, 2))[0]",
+    "tl.split(tl.reshape(t, 32, 32, 2))[0]",
     "tl.cat(t, t, can_reorder=True)", "tl.flip(t, 1)", "tl.gather(t, offs % 64, 1)",
     "tl.cumsum(t, 1)", "tl.cumprod(t, 1, reverse=True)", "tl.sort(t, 1, descending=True)",
     "tl.argmax(t, 1, tie_break_left=False)[:, None] + t", "tl.argmin(t, 1)[:, None] + t",
@@ -601,3 +607,30 @@ def test_a_reshape_to_a_tuple_valued_shape_stores_into_a_slot(tmp_path):
     rc, out = _dump(path, "-q", "--gluon")
     assert rc == 0 and "gl.reshape(" in out, out
     assert compile_kernel((str(path), "k"), _config(path)["signature"], {}).asm["ttgir"]
+
+
+P64 = "y_ptr + p * 4096 + tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]"
+
+
+@pytest.mark.parametrize("dt, body", [
+    ("float32", S % "tl.reshape(tl.join(tl.reshape(t, 32, 32, 2).sum(2), "
+                    "tl.reshape(t, 32, 32, 2).max(2)), 32, 64)"),
+    ("float16", f"tl.store({P64}, tl.reshape(tl.join(t, t + 1), 64, 64))"),
+    ("int8", S % "tl.join(tl.sum(t, 1).to(tl.int8), tl.max(t, 1).to(tl.int8)).reshape(64)"
+                 "[None, :] + t"),
+], ids=["3-d", "fp16", "1-d"])
+def test_tl_join_lowers_as_triton_joins(tmp_path, dt, body):
+    """``tl.join(a, b)`` was refused as a call the lowering does not translate, though
+    tl.interleave, Triton's reshape of a join, was lowered with ``gl.join``: now ``gl.join``
+    of the two in one layout (a new last axis, ``a`` then ``b``), Triton's tt.join."""
+    _same_as_triton(tmp_path, body, dt)
+
+
+@pytest.mark.parametrize("expr, ours, theirs", [
+    ("tl.join(t, 1.0).sum(2)", "two tensors of one known shape", "has no attribute 'is_block'"),
+    ("tl.join(t, t.to(tl.float16)).sum(2)", "two tensors of one known type",
+     "error encountered during parsing"),
+], ids=["number", "two-types"])
+def test_a_join_triton_refuses_is_refused_at_its_line(tmp_path, expr, ours, theirs):
+    _refused_at_line(tmp_path, S % expr, "float32", ours)
+    _plain_refuses(tmp_path, S % expr, "float32", theirs)

@@ -32,7 +32,7 @@ translator (lowering/translate.py, ``call_builtin``) hands them here.
   ``tl.broadcast_to`` within one rank, ``tl.assume``, ``tl.reshape`` / ``tl.ravel`` without
   reordering (``gl.reshape``, whose result layout Gluon infers, converted to the layout the solver
   gives the result); ``tl.interleave(a, b)`` as ``gl.join`` and ``gl.reshape`` (Triton's own
-  definition of it).
+  definition of it), ``tl.join(a, b)`` as ``gl.join``.
 
 A ``tl`` call the lowering still does not translate is refused naming what to write instead
 (:data:`INSTEAD`). Each function takes the translator (translate.FnTranslator) as ``tr``: this
@@ -79,7 +79,7 @@ VALUE_OPS = frozenset({"tl.zeros_like", "tl.cast", *HINTS, "tl.expand_dims", "tl
 #: The calls this module translates.
 HANDLED = frozenset({*ATOMIC_PARAMS, "tl.debug_barrier", "tl.device_print", "builtins.print",
                      "tl.device_assert", "tl.static_assert", "tl.static_print", *ELEMENTWISE,
-                     *VALUE_OPS, "tl.view", "tl.interleave"})
+                     *VALUE_OPS, "tl.view", "tl.interleave", "tl.join"})
 
 #: What to write instead of a ``tl`` call the lowering does not translate (its result's layout is
 #: not one the layout solver derives, or Gluon 3.6 has no such function): the lowering's error
@@ -600,22 +600,20 @@ def transpose(tr, node: K.Op) -> V:
              res, shape, x.dtype)
 
 
-def interleave(tr, node: K.Op) -> V:
-    """``tl.interleave(a, b)`` of two tensors of one shape and type: Triton's own definition,
-    ``reshape(join(a, b), shape[:-1] + [2 * shape[-1]])`` (standard.py), as ``gl.join`` of the
-    two in one layout and ``gl.reshape`` (whose layout Gluon infers), converted to the layout
-    the solver gives the result, as :func:`reshape` does."""
+def _joined(tr, node: K.Op, call: str) -> tuple[V, str, str]:
+    """The two operands of ``tl.join(a, b)`` / ``tl.interleave(a, b)`` (``call``), tensors of
+    one known shape and type, as Gluon source in one layout."""
     a = _bind(tr, node, ("a", "b"))
     if set(a) != {"a", "b"}:
-        raise tr.err("`tl.interleave(a, b)` takes two tensors", node)
+        raise tr.err(f"`{call}(a, b)` takes two tensors", node)
     x, y = tr.ex(a["a"]), tr.ex(a["b"])
     if x.kind != "tensor" or y.kind != "tensor" or not x.shape or tuple(x.shape) != tuple(
             y.shape or ()) or any(not isinstance(d, int) for d in x.shape):
-        raise tr.err("`tl.interleave(a, b)` is lowered for two tensors of one known shape "
-                     "(broadcast them first: a + tl.zeros(shape, a.dtype))", node)
+        raise tr.err(f"`{call}(a, b)` is lowered for two tensors of one known shape "
+                     f"(broadcast them first: a + tl.zeros(shape, a.dtype))", node)
     if x.dtype is None or x.dtype != y.dtype or not (x.exact_dtype and y.exact_dtype):
-        raise tr.err("`tl.interleave(a, b)` is lowered for two tensors of one known type: "
-                     "convert them (b.to(a.dtype))", node)
+        raise tr.err(f"`{call}(a, b)` is lowered for two tensors of one known type: "
+                     f"convert them (b.to(a.dtype))", node)
     texts: list[str] = []
 
     def fmt(p: str, q: str) -> str:
@@ -623,10 +621,31 @@ def interleave(tr, node: K.Op) -> V:
         return f"gl.join({p}, {q})"
 
     tr._elementwise([x, y], fmt)  # the two operands in one layout
+    return x, texts[0], texts[1]
+
+
+def interleave(tr, node: K.Op) -> V:
+    """``tl.interleave(a, b)`` of two tensors of one shape and type: Triton's own definition,
+    ``reshape(join(a, b), shape[:-1] + [2 * shape[-1]])`` (standard.py), as ``gl.join`` of the
+    two in one layout and ``gl.reshape`` (whose layout Gluon infers), converted to the layout
+    the solver gives the result, as :func:`reshape` does."""
+    x, p, q = _joined(tr, node, "tl.interleave")
     dims = list(x.shape[:-1]) + [2 * x.shape[-1]]
     res = tr.S.new(len(dims))
-    return V("tensor", f"gl.convert_layout(gl.reshape(gl.join({texts[0]}, {texts[1]}), "
+    return V("tensor", f"gl.convert_layout(gl.reshape(gl.join({p}, {q}), "
                        f"{dims}), {tr.Lv(res)})", res, tuple(dims), x.dtype)
+
+
+def join(tr, node: K.Op) -> V:
+    """``tl.join(a, b)`` of two tensors of one shape and type: ``gl.join`` of the two in one
+    layout (a new last axis of two, ``a`` then ``b``, as Triton's tt.join), converted to the
+    layout the solver gives the result, as :func:`interleave` does; it was refused as a call
+    the lowering does not translate (lowering adversarial round 13)."""
+    x, p, q = _joined(tr, node, "tl.join")
+    dims = list(x.shape) + [2]
+    res = tr.S.new(len(dims))
+    return V("tensor", f"gl.convert_layout(gl.join({p}, {q}), {tr.Lv(res)})", res,
+             tuple(dims), x.dtype)
 
 
 def translate(tr, node: K.Op) -> V:
@@ -642,6 +661,8 @@ def translate(tr, node: K.Op) -> V:
         return value_op(tr, node)
     if name == "tl.interleave":
         return interleave(tr, node)
+    if name == "tl.join":
+        return join(tr, node)
     if name == "tl.debug_barrier":
         if node.args or node.kwargs:
             raise tr.err("`tl.debug_barrier()` takes no arguments", node)
