@@ -99,6 +99,9 @@ Wrong and fixed:
   ``tl.interleave``, Triton's reshape of that join, was lowered through ``gl.join``: now
   ``gl.join`` (more_ops.py ``join``; the table's entry removed). Operands of two shapes or
   types (which Triton broadcasts, or refuses) are refused at the line, as for tl.interleave.
+* test_a_falsy_can_reorder_is_false: ``tl.reshape(x, shape, can_reorder=0)`` (``None``;
+  ``tl.ravel(x, 0)``), which Triton 3.6 reads as False, was refused ("only can_reorder=False is
+  lowered"): any falsy constant is now False (partition_rules.py ``bind_reshape``).
 * test_a_permuted_tile_stored_into_a_slot_is_checked_where_the_kernel_is_read: ``tl.permute(x,
   1, 0)`` / ``tl.trans(x, (1, 0))`` of a [32, 64] tile stored into a [32, 64] slot: tle-dump
   verified it and the lowering refused it (a [64, 32] store); the frontend followed the shape
@@ -115,8 +118,7 @@ Left open: ``tl.split`` / ``tl.cat`` and the scans and sorts are refused rather 
 (Gluon has gl.split, which returns a pair the translator does not bind); ``tl.join`` /
 ``tl.interleave`` of operands Triton broadcasts to one shape ([32, 1] beside [32, 64]) are
 refused ("broadcast them first"); ``len(t.shape)`` is refused in words that speak of a tensor
-(Triton compiles the len of the shape tuple); ``tl.reshape(..., can_reorder=0)`` (falsy, not the
-literal False) is refused though Triton reads it as False. A mask the frontend does not fold
+(Triton compiles the len of the shape tuple). A mask the frontend does not fold
 (``mask=1 == 1``) is refused by the lowering, not by tle-dump. A gather's ``cache_modifier``
 (``.cv``, ``.cg``) is passed to the cp.async copy, which Triton 3.6's backend lowers as
 ``cp.async.cg`` (16-byte copies; ``.ca`` for narrower ones) whatever the hint: the same values
@@ -634,3 +636,13 @@ def test_tl_join_lowers_as_triton_joins(tmp_path, dt, body):
 def test_a_join_triton_refuses_is_refused_at_its_line(tmp_path, expr, ours, theirs):
     _refused_at_line(tmp_path, S % expr, "float32", ours)
     _plain_refuses(tmp_path, S % expr, "float32", theirs)
+
+
+@pytest.mark.parametrize("reorder", ["can_reorder=0", "can_reorder=None", "can_reorder=False"])
+def test_a_falsy_can_reorder_is_false(tmp_path, reorder):
+    """Triton 3.6 reads any falsy ``can_reorder`` as False; the lowering took only the literal
+    False. A true one (``can_reorder=1``) stays refused (Gluon keeps the order)."""
+    _same_as_triton(tmp_path, S % f"tl.reshape(tl.trans(tl.reshape(t, 32, 2, 32), 0, 2, 1), "
+                                  f"[32, 64], {reorder})", "float32")
+    _refused_at_line(tmp_path, S % "tl.reshape(t, [32, 64], can_reorder=1)", "float32",
+                     "only can_reorder=False is lowered")

@@ -290,7 +290,7 @@ def bind_reshape(name: str, args: tuple, kwargs: tuple) \
     element count; a single tuple or list argument unpacked, as Triton unwraps it) and why the
     lowering cannot translate the call (None when it can): an operand missing, an unknown
     keyword (``shape=`` too: it is ``*shape``, which Python fills by position only), too many
-    arguments, or a ``can_reorder`` other than the literal False (Gluon refuses to reorder). One
+    arguments, or a ``can_reorder`` other than a falsy constant (Gluon refuses to reorder). One
     rule for the protocol view (frontend/protocol.py) and the lowering (lowering/more_ops.py)."""
     usage = RESHAPE_USAGE[name]
     kw = dict(kwargs)
@@ -315,7 +315,9 @@ def bind_reshape(name: str, args: tuple, kwargs: tuple) \
     else:
         shape = rest[0].items if len(rest) == 1 and isinstance(rest[0], K.TupleExpr) else rest
     if why is None and reorder is not None and not (
-            isinstance(reorder, K.Const) and reorder.value is False):
+            isinstance(reorder, K.Const) and not reorder.value):
+        # (a falsy constant, `can_reorder=0` / `None`, is False to Triton 3.6 as well: it was
+        # refused, lowering adversarial round 13)
         why = "only can_reorder=False is lowered (Gluon keeps the order of the elements)"
     return operand, shape, (f"{usage}: {why}" if why else None)
 
