@@ -377,12 +377,25 @@ def test_calls_the_lowering_does_not_translate_are_refused_at_their_line(tmp_pat
     _refused_at_line(tmp_path, S % expr, "float32", "[unlowered-call]", helpers=COMBINE)
 
 
-@pytest.mark.parametrize("option", ["num_stages=2", "loop_unroll_factor=2", "flatten=True",
-                                    "disallow_acc_multi_buffer=True", "warp_specialize=True"])
-def test_a_tl_range_option_in_a_partition_is_refused_at_its_line(tmp_path, option):
+@pytest.mark.parametrize("option, named", [
+    ("num_stages=2", "num_stages"), ("loop_unroll_factor=2", "loop_unroll_factor"),
+    ("flatten=True", "flatten"), ("disallow_acc_multi_buffer=True", "disallow_acc_multi_buffer"),
+    ("warp_specialize=True", "warp_specialize"), ("1, 2", "num_stages"),
+    ("1, None, 4", "loop_unroll_factor"), ("1, None, None, True", "disallow_acc_multi_buffer")])
+def test_a_tl_range_option_in_a_partition_is_refused_at_its_line(tmp_path, option, named):
+    """Gluon's range carries no loop options (Triton's pipelining, unrolling, flattening and
+    warp specialization passes steer a plain kernel's loop by them): refused at the option,
+    by keyword or by position, rather than dropped."""
     body = f"for i in tl.range(0, 4, {option}):\n    tl.store({PTR} + i, t)"
-    _refused_at_line(tmp_path, body, "float32", f"tl.range(..., {option.split('=')[0]}=",
+    _refused_at_line(tmp_path, body, "float32", f"tl.range(..., {named}=",
                      where=f"tl.range(0, 4, {option})")
+
+
+def test_tl_range_options_at_their_defaults_lower(tmp_path):
+    body = (f"for i in tl.range(0, 4, 1, None, None, False, False, False, False):\n"
+            f"    tl.store({PTR} + i, t)")
+    rc, out = _dump(_write(tmp_path, _tle_text(body, "float32")), "-q", "--gluon")
+    assert rc == 0 and "for i in range(4):" in out, out
 
 
 # ------------------------------------------------------------------ wrong and fixed
