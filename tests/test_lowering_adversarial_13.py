@@ -97,8 +97,13 @@ Wrong and fixed:
 * test_tl_join_lowers_as_triton_joins: ``tl.join(a, b)`` of two tiles of one shape and type
   was refused from the lowering's table ("store the two parts separately") while
   ``tl.interleave``, Triton's reshape of that join, was lowered through ``gl.join``: now
-  ``gl.join`` (more_ops.py ``join``; the table's entry removed). Operands of two shapes or
-  types (which Triton broadcasts, or refuses) are refused at the line, as for tl.interleave.
+  ``gl.join`` (more_ops.py ``join``; the table's entry removed). Operands of two types, and a
+  Python number, are refused at the line, as Triton refuses them.
+* test_a_join_or_interleave_of_operands_triton_broadcasts_computes_as_triton_does:
+  ``tl.interleave(t, tl.sum(t, 1)[:, None])`` ([32, 64] beside [32, 1]; a [64] beside a
+  [32, 64]; a run-time scalar ``M * 1.0``): Triton's join broadcasts its operands
+  (broadcast_impl_value), and the lowering refused them ("broadcast them first"); now in one
+  layout and of the broadcast shape, as gl.join broadcasts them (more_ops.py ``_joined``).
 * test_a_falsy_can_reorder_is_false: ``tl.reshape(x, shape, can_reorder=0)`` (``None``;
   ``tl.ravel(x, 0)``), which Triton 3.6 reads as False, was refused ("only can_reorder=False is
   lowered"): any falsy constant is now False (partition_rules.py ``bind_reshape``).
@@ -114,16 +119,15 @@ above not listed as wrong computed Triton's operations (double reshapes and ``tl
 (x))``, which Triton folds, aside: the same values), or were refused at their line as Triton
 refuses them, or as calls the lowering does not translate, with what to write instead.
 
-Left open: ``tl.split`` / ``tl.cat`` and the scans and sorts are refused rather than lowered
-(Gluon has gl.split, which returns a pair the translator does not bind); ``tl.join`` /
-``tl.interleave`` of operands Triton broadcasts to one shape ([32, 1] beside [32, 64]) are
-refused ("broadcast them first"); ``len(t.shape)`` is refused in words that speak of a tensor
-(Triton compiles the len of the shape tuple). A mask the frontend does not fold
-(``mask=1 == 1``) is refused by the lowering, not by tle-dump. A gather's ``cache_modifier``
-(``.cv``, ``.cg``) is passed to the cp.async copy, which Triton 3.6's backend lowers as
-``cp.async.cg`` (16-byte copies; ``.ca`` for narrower ones) whatever the hint: the same values
-for device memory read through L2, a weaker promise than ``ld.global.cv`` for memory another
-agent writes during the kernel (``volatile=True`` is a register load, ``ld.volatile``).
+Left open: ``tl.split`` / ``tl.cat`` and the scans and sorts are refused rather than lowered (Gluon
+has gl.split, whose result layout it infers only where the last axis is held in registers, which
+the solver's layouts do not promise); ``len(t.shape)`` is refused in words that speak of a tensor
+(Triton compiles the len of the shape tuple). A mask the frontend does not fold (``mask=1 == 1``)
+is refused by the lowering, not by tle-dump. A gather's ``cache_modifier`` (``.cv``, ``.cg``) is
+passed to the cp.async copy, which Triton 3.6's backend lowers as ``cp.async.cg`` (16-byte copies;
+``.ca`` for narrower ones) whatever the hint: the same values for device memory read through L2, a
+weaker promise than ``ld.global.cv`` for memory another agent writes during the kernel
+(``volatile=True`` is a register load, ``ld.volatile``).
 """
 
 from __future__ import annotations
@@ -642,7 +646,7 @@ def test_tl_join_lowers_as_triton_joins(tmp_path, dt, body):
 
 
 @pytest.mark.parametrize("expr, ours, theirs", [
-    ("tl.join(t, 1.0).sum(2)", "two tensors of one known shape", "has no attribute 'is_block'"),
+    ("tl.join(t, 1.0).sum(2)", "Triton refuses a number there", "has no attribute 'is_block'"),
     ("tl.join(t, t.to(tl.float16)).sum(2)", "two tensors of one known type",
      "error encountered during parsing"),
 ], ids=["number", "two-types"])
@@ -659,3 +663,39 @@ def test_a_falsy_can_reorder_is_false(tmp_path, reorder):
                                   f"[32, 64], {reorder})", "float32")
     _refused_at_line(tmp_path, S % "tl.reshape(t, [32, 64], can_reorder=1)", "float32",
                      "only can_reorder=False is lowered")
+
+
+P128 = "y_ptr + p * 4096 + tl.arange(0, 32)[:, None] * 128 + tl.arange(0, 128)[None, :]"
+
+
+@pytest.mark.parametrize("dt, body", [
+    ("float32", f"tl.store({P128}, tl.interleave(t, tl.sum(t, 1)[:, None]))"),
+    ("float32", f"tl.store({P128}, tl.interleave(tl.sum(t, 0), t))"),
+    ("float32", S % "tl.join(tl.sum(t, 1)[:, None], tl.sum(t, 0)[None, :]).sum(2)"),
+    ("float32", S % "tl.join(t, M * 1.0).sum(2)"),
+    ("float32", S % "tl.join(M * 2.0, t).max(2)"),
+], ids=["column", "lower-rank", "both", "scalar", "scalar-first"])
+def test_a_join_or_interleave_of_operands_triton_broadcasts_computes_as_triton_does(
+        tmp_path, dt, body):
+    """Triton's join (and so interleave) broadcasts its operands; the lowering asked for one
+    shape ("broadcast them first"). The TTGIRs differ in where the index arithmetic of the
+    result's layout is computed, so the float values' operations are compared (the i32 ones,
+    the index arithmetic, left out)."""
+    from tle_compiler.lowering.compile import compile_kernel
+
+    rc, out = _dump(_write(tmp_path, _tle_text(body, dt)), "-q", "--gluon")
+    assert rc == 0 and "gl.join(" in out, out
+    keep = ("tt.join", "tt.reshape", "tt.broadcast", "tt.splat", "arith.addf", "arith.maxnumf",
+            "arith.sitofp", "arith.mulf")
+
+    def values(ir: str) -> collections.Counter:
+        return collections.Counter({k: v for k, v in _ops(ir).items() if k[0] in keep
+                                    and "ptr" not in k[1] and "xi32" not in k[1]
+                                    or k[0] == "tt.join"})
+
+    path = tmp_path / "kernel.py"
+    tle = values(compile_kernel((str(path), "k"), _config(path)["signature"], {})
+                 .asm["ttgir"])
+    ref = values(_plain(tmp_path, body, dt))
+    assert any(k[0] == "tt.join" for k in tle), tle
+    assert tle == ref, (tle - ref, ref - tle)

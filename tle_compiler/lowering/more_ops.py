@@ -600,17 +600,22 @@ def transpose(tr, node: K.Op) -> V:
              res, shape, x.dtype)
 
 
-def _joined(tr, node: K.Op, call: str) -> tuple[V, str, str]:
+def _joined(tr, node: K.Op, call: str) -> tuple[tuple, str, str, str]:
     """The two operands of ``tl.join(a, b)`` / ``tl.interleave(a, b)`` (``call``), tensors of
-    one known shape and type, as Gluon source in one layout."""
+    one known type, as Gluon source in one layout: (the shape they broadcast to, their dtype,
+    the two texts). Triton's join broadcasts them (broadcast_impl_value), as gl.join does."""
     a = _bind(tr, node, ("a", "b"))
     if set(a) != {"a", "b"}:
         raise tr.err(f"`{call}(a, b)` takes two tensors", node)
     x, y = tr.ex(a["a"]), tr.ex(a["b"])
-    if x.kind != "tensor" or y.kind != "tensor" or not x.shape or tuple(x.shape) != tuple(
-            y.shape or ()) or any(not isinstance(d, int) for d in x.shape):
-        raise tr.err(f"`{call}(a, b)` is lowered for two tensors of one known shape "
-                     f"(broadcast them first: a + tl.zeros(shape, a.dtype))", node)
+    tensors = [v for v in (x, y) if v.kind == "tensor"]
+    if not tensors or any(v.kind not in ("tensor", "scalar") for v in (x, y)) or any(
+            not v.shape or any(not isinstance(d, int) for d in v.shape) for v in tensors):
+        # (a number: Triton refuses it, "'constexpr_type' object has no attribute 'is_block'";
+        # a run-time scalar beside a tensor is splat, as Triton's broadcast_impl_value does)
+        raise tr.err(f"`{call}(a, b)` is lowered for a tensor of a known shape beside a tensor "
+                     f"or a run-time scalar (Triton refuses a number there: make it one, "
+                     f"tl.full(shape, value, dtype))", node)
     if x.dtype is None or x.dtype != y.dtype or not (x.exact_dtype and y.exact_dtype):
         raise tr.err(f"`{call}(a, b)` is lowered for two tensors of one known type: "
                      f"convert them (b.to(a.dtype))", node)
@@ -620,32 +625,37 @@ def _joined(tr, node: K.Op, call: str) -> tuple[V, str, str]:
         texts[:] = [p, q]
         return f"gl.join({p}, {q})"
 
-    tr._elementwise([x, y], fmt)  # the two operands in one layout
-    return x, texts[0], texts[1]
+    # the two operands in one layout; their shape the broadcast one (a [32, 1] beside a
+    # [32, 64] was refused, "broadcast them first", where Triton broadcasts it: round 13)
+    res = tr._elementwise([x, y], fmt)
+    if res.shape is None or any(not isinstance(d, int) for d in res.shape):
+        raise tr.err(f"`{call}(a, b)`: operands of shapes {list(x.shape or ())} and "
+                     f"{list(y.shape or ())} do not broadcast", node)
+    return tuple(res.shape), x.dtype, texts[0], texts[1]
 
 
 def interleave(tr, node: K.Op) -> V:
-    """``tl.interleave(a, b)`` of two tensors of one shape and type: Triton's own definition,
+    """``tl.interleave(a, b)`` of two tensors of one type: Triton's own definition,
     ``reshape(join(a, b), shape[:-1] + [2 * shape[-1]])`` (standard.py), as ``gl.join`` of the
     two in one layout and ``gl.reshape`` (whose layout Gluon infers), converted to the layout
     the solver gives the result, as :func:`reshape` does."""
-    x, p, q = _joined(tr, node, "tl.interleave")
-    dims = list(x.shape[:-1]) + [2 * x.shape[-1]]
+    shape, dtype, p, q = _joined(tr, node, "tl.interleave")
+    dims = list(shape[:-1]) + [2 * shape[-1]]
     res = tr.S.new(len(dims))
     return V("tensor", f"gl.convert_layout(gl.reshape(gl.join({p}, {q}), "
-                       f"{dims}), {tr.Lv(res)})", res, tuple(dims), x.dtype)
+                       f"{dims}), {tr.Lv(res)})", res, tuple(dims), dtype)
 
 
 def join(tr, node: K.Op) -> V:
-    """``tl.join(a, b)`` of two tensors of one shape and type: ``gl.join`` of the two in one
+    """``tl.join(a, b)`` of two tensors of one type (broadcast): ``gl.join`` of the two in one
     layout (a new last axis of two, ``a`` then ``b``, as Triton's tt.join), converted to the
     layout the solver gives the result, as :func:`interleave` does; it was refused as a call
     the lowering does not translate (lowering adversarial round 13)."""
-    x, p, q = _joined(tr, node, "tl.join")
-    dims = list(x.shape) + [2]
+    shape, dtype, p, q = _joined(tr, node, "tl.join")
+    dims = list(shape) + [2]
     res = tr.S.new(len(dims))
     return V("tensor", f"gl.convert_layout(gl.join({p}, {q}), {tr.Lv(res)})", res,
-             tuple(dims), x.dtype)
+             tuple(dims), dtype)
 
 
 def translate(tr, node: K.Op) -> V:
