@@ -525,7 +525,6 @@ UNLOWERED = {
     "tl.clamp": f"tl.clamp({X}, 0.0, 1.0)",
     "tl.sigmoid": f"tl.sigmoid({X})",
     "tl.argmax": f"{X} + tl.argmax({X}, 0)",
-    "tl.permute": f"tl.reshape(tl.permute({X2}, (1, 0)), (64,))",
     "tl.trans of a register tile": f"tl.reshape(tl.trans({X2}), (64,))",
 }
 
@@ -556,6 +555,11 @@ TRANSPOSED = {
                                           "2, 0, 1), (64,))",
     "tl.trans of a 3-D tile, the last two swapped": "tl.reshape(tl.trans(tl.reshape(" + X
                                                     + ", (2, 4, 8))), (64,))",
+    # tl.permute (tl.trans without the default swap) was refused from the lowering's table
+    # until lowering adversarial round 13 lowered it as tl.trans with dims
+    "tl.permute": f"tl.reshape(tl.permute({X2}, (1, 0)), (64,))",
+    "tl.permute of a 3-D tile, axes one by one": "tl.reshape(tl.permute(tl.reshape(" + X
+                                                 + ", (2, 4, 8)), 2, 0, 1), (64,))",
 }
 
 

@@ -534,6 +534,8 @@ def test_a_slot_store_of_a_promoted_tensor_converts(tmp_path, dt, xs, value):
     "tl.store(y_ptr + p * 2048 + offs, tl.load(y_ptr + offs, mask=tl.arange(0, 64) < M, other=0))",
     "tl.store(y_ptr + p * 2048 + offs, tl.load(tle.gpu.local_ptr(res.slot.tile), "
     "mask=tl.arange(0, 64) < M, other=0))",
+    # (an atomic adds no axis, Triton 3.6 refuses it: "Cannot broadcast, rank mismatch";
+    # refused at its line since lowering adversarial round 13, which this test allows)
     "tl.atomic_add(y_ptr + offs, t, mask=tl.arange(0, 64) < M)",
 ], ids=["add", "where", "store-mask", "load-mask", "slot-load-mask", "atomic-mask"])
 def test_a_lower_rank_operand_broadcasts_as_in_triton(tmp_path, body):

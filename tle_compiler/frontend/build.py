@@ -73,7 +73,8 @@ PURE_CALLS = frozenset(
         "arange", "zeros", "zeros_like", "full", "where", "exp", "exp2", "log", "log2", "sqrt",
         "rsqrt", "abs", "maximum", "minimum", "max", "min", "sum", "argmax", "argmin", "fma",
         "broadcast_to", "broadcast", "reshape", "view", "expand_dims", "trans", "permute",
-        "cdiv", "program_id", "num_programs", "multiple_of", "max_contiguous", "cast",
+        "cdiv", "program_id", "num_programs", "multiple_of", "max_contiguous", "max_constancy",
+        "cast",
         "constexpr", "static_assert", "split", "join", "clamp", "floor", "ceil", "sigmoid",
         "softmax", "static_range", "range")
 ) | {"builtins.range", "builtins.int", "builtins.float", "builtins.min", "builtins.max",

@@ -290,7 +290,7 @@ def bind_reshape(name: str, args: tuple, kwargs: tuple) \
     element count; a single tuple or list argument unpacked, as Triton unwraps it) and why the
     lowering cannot translate the call (None when it can): an operand missing, an unknown
     keyword (``shape=`` too: it is ``*shape``, which Python fills by position only), too many
-    arguments, or a ``can_reorder`` other than the literal False (Gluon refuses to reorder). One
+    arguments, or a ``can_reorder`` other than a falsy constant (Gluon refuses to reorder). One
     rule for the protocol view (frontend/protocol.py) and the lowering (lowering/more_ops.py)."""
     usage = RESHAPE_USAGE[name]
     kw = dict(kwargs)
@@ -315,9 +315,43 @@ def bind_reshape(name: str, args: tuple, kwargs: tuple) \
     else:
         shape = rest[0].items if len(rest) == 1 and isinstance(rest[0], K.TupleExpr) else rest
     if why is None and reorder is not None and not (
-            isinstance(reorder, K.Const) and reorder.value is False):
+            isinstance(reorder, K.Const) and not reorder.value):
+        # (a falsy constant, `can_reorder=0` / `None`, is False to Triton 3.6 as well: it was
+        # refused, lowering adversarial round 13)
         why = "only can_reorder=False is lowered (Gluon keeps the order of the elements)"
     return operand, shape, (f"{usage}: {why}" if why else None)
+
+
+#: Triton 3.6's compiler hints on a value (semantic.multiple_of / max_contiguous /
+#: max_constancy): one value per dimension of the operand (multiple_of: a scalar takes one).
+HINTS = ("tl.multiple_of", "tl.max_contiguous", "tl.max_constancy")
+
+
+def hint_values_refusal(name: str, rank: Optional[int], count: Optional[int],
+                        values: tuple = ()) -> Optional[str]:
+    """Why ``tl.multiple_of`` / ``tl.max_contiguous`` / ``tl.max_constancy(x, values)`` of an
+    ``x`` of ``rank`` dimensions with ``count`` values cannot be compiled (None where nothing
+    known stands against it; either None when not known): Triton 3.6 takes one value per
+    dimension (``max(1, rank)`` for multiple_of: a scalar takes one) and refuses any other
+    count ("Shape of input to max_contiguous does not match the length of values"): tle-dump
+    verified ``tl.max_contiguous(offs, 64)`` of a 2-D ``offs`` and the printed Gluon failed the
+    same way (lowering adversarial round 13). ``values``: the values known at compile time;
+    one that is no integer (``16.0``) Triton refuses too ("values element 0 must have type
+    `constexpr[int]`"). One rule for the protocol view and the lowering
+    (lowering/more_ops.value_op)."""
+    for i, v in enumerate(values):
+        if isinstance(v, float) or isinstance(v, str):
+            return (f"`{name}`'s value {v!r} is no integer: Triton 3.6 refuses it (\"values "
+                    f"element {i} must have type `constexpr[int]`\")")
+    if rank is None or count is None:
+        return None
+    want = max(1, rank) if name == "tl.multiple_of" else rank
+    if count == want:
+        return None
+    short = name.split(".", 1)[1]
+    return (f"`{name}` of a {rank}-D {'tensor' if rank else 'scalar'} with {count} value"
+            f"{'s' if count != 1 else ''}: Triton 3.6 takes one per dimension ({want}) and "
+            f"refuses it (\"Shape of input to {short} does not match the length of values\")")
 
 
 def trans_dims_refusal(name: str, rank: Optional[int], dims: Optional[tuple]) -> Optional[str]:
@@ -326,6 +360,11 @@ def trans_dims_refusal(name: str, rank: Optional[int], dims: Optional[tuple]) ->
     an axis None when not a compile-time integer): Triton and Gluon permute by a permutation of
     the axes, and the swap of the last two (no dims) needs two of them. One rule for the
     protocol view and the lowering (lowering/more_ops.transpose)."""
+    if dims is None and name == "tl.permute":
+        # (tl.permute is tl.trans without the swap of the last two axes when no dims are given:
+        # Triton 3.6 refuses it, "permute dims must have the same length as input shape")
+        return (f"`{name}` without dims: Triton 3.6 refuses it (\"permute dims must have the "
+                f"same length as input shape\"); give the permutation of the axes")
     if rank is None:
         return None
     if dims is None:
@@ -333,7 +372,9 @@ def trans_dims_refusal(name: str, rank: Optional[int], dims: Optional[tuple]) ->
                                        f"axes, so it needs two")
     if None in dims:
         return None
-    if rank < 2 or sorted(dims) != list(range(rank)):
+    if rank < 1 or sorted(dims) != list(range(rank)):
+        # (a 1-D tensor's (0,) is its identity permutation, which Triton 3.6 compiles: it was
+        # refused as "dims must be a permutation of its 1 axes", lowering adversarial round 13)
         return f"`{name}` of a {rank}-D tensor: dims must be a permutation of its {rank} axes"
     return None
 

@@ -42,7 +42,7 @@ from .local_tensors import WalkRules, c_and_python, refusal, shift_out_of_i32, t
 from .context import ASSUME_WHERE, KNOWN_DOMAINS, Assumption, FieldSpec, KernelCtx, PipeInfo
 from ..ir.i32 import fits_i32
 from ..ir.promotion import INTEGER_TYPES
-from .partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bind_reshape,
+from .partition_rules import (HINTS, PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bind_reshape,
                               bind_tle_call, load_volatile_refusal, prefetch_bytes_refusal,
                               scale_rows_refusal, slot_pointer_arithmetic_refusal)
 from .params import (assumed_interval, derivations, finalize, is_placeholder, launch_steps,
@@ -2844,8 +2844,10 @@ class Walker(WalkRules, TritonRules, PythonNumbers):
         op = f"tl.{name}" if triton else func
         if triton and name in ("reshape", "ravel"):
             self.reshape_rules(f"tl.{name}", node)
-        if triton and name == "trans":
-            self.trans_rules(node)
+        if triton and name in ("trans", "permute"):
+            self.trans_rules(node, f"tl.{name}")
+        if triton and f"tl.{name}" in HINTS:
+            self.hint_rules(f"tl.{name}", node)
         if triton and name == "view":
             raise self.err(VIEW_REFUSAL, node, check="unsupported-expression")
         if triton:

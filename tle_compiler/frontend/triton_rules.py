@@ -33,8 +33,8 @@ from .folding import fold
 from .constexpr_rules import condition_type_refusal
 from .local_tensors import refusal
 from .params import is_placeholder
-from .partition_rules import (bind_reshape, operand_kind_refusal, reshape_shape_refusal,
-                              trans_dims_refusal)
+from .partition_rules import (bind_reshape, hint_values_refusal, operand_kind_refusal,
+                              reshape_shape_refusal, trans_dims_refusal)
 from .values import I64, Aff, Const, Data, KernelArg, Poison, Sym, Value
 
 
@@ -140,6 +140,19 @@ class TritonRules:
             # tl.trans of a 2-D block without dims: its transpose (other ranks Triton refuses)
             dims, exact = self.block_dims(e.args[0], seen)
             return (tuple(reversed(dims)), True) if exact and len(dims) == 2 else unknown
+        if name in ("trans", "permute") and len(e.args) > 1 and not e.kwargs:
+            # tl.trans / tl.permute with dims (one by one or one tuple): the operand's dims in
+            # that order, so that a slot store of it is checked where the kernel is read (the
+            # lowering refused a [64, 32] permute stored into a [32, 64] slot, round 13)
+            dims, exact = self.block_dims(e.args[0], seen)
+            rest = e.args[1:]
+            if len(rest) == 1 and isinstance(rest[0], K.TupleExpr):
+                rest = rest[0].items
+            order = [self.literal_int(d) for d in rest]
+            if not exact or sorted(d for d in order if d is not None) != list(range(len(dims))) \
+                    or len(order) != len(dims):
+                return unknown
+            return tuple(dims[d] for d in order), True
         operand = e.args[0] if e.args else e.kw("input")
         axis = e.args[1] if len(e.args) > 1 else e.kw("axis")
         if name == "expand_dims" and operand is not None and axis is not None:
@@ -165,6 +178,10 @@ class TritonRules:
             if shape is None:
                 dims, exact = self.block_dims(operand, seen)
                 return ((prod(dims),) if exact and dims and None not in dims else (None,)), True
+            if len(shape) == 1 and self.literal_int(shape[0]) is None:
+                # one operand that is no integer literal: a tuple too (`t.shape`, a name bound
+                # to one), which Triton unwraps, so the rank is not known (it was read as 1-D)
+                return unknown
             return tuple(self.literal_int(d) for d in shape), True
         if name in self.ELEMENTWISE:
             dims, exact = self.broadcast([self.block_dims(a, seen) for a in e.args])
@@ -208,6 +225,8 @@ class TritonRules:
             known = dims if exact else None
             if shape is None:
                 want = (prod(dims),) if exact and None not in dims else None
+            elif len(shape) == 1 and self.literal_int(shape[0]) is None:
+                want = None  # (a tuple-valued operand, `t.shape`: its rank is not known here)
             else:
                 want = tuple(self.literal_int(d) for d in shape)
             refusal = reshape_shape_refusal(name, known, want)
@@ -322,12 +341,33 @@ class TritonRules:
                 why = (f"{call}: its {key} of shape {list(dims)} has more dimensions than its "
                        f"pointers' {list(pdims)} (Triton 3.6 broadcasts it to the pointers' "
                        f"shape)")
+            elif len(dims) < len(pdims) and name.startswith("atomic_") and name != "atomic_cas":
+                # an atomic broadcasts its value and mask with broadcast_impl_shape, which
+                # prepends no axis (tl.store's and tl.load's do): Triton 3.6 refuses the
+                # source, and the lowering prepended them (lowering adversarial round 13;
+                # atomic_cas broadcasts nothing: the lowering refuses any other shape)
+                why = (f"its {key} of shape {list(dims)} has fewer dimensions than its "
+                       f"pointers' {list(pdims)}: an atomic broadcasts it without adding axes "
+                       f"(Triton 3.6: \"Cannot broadcast, rank mismatch\"); expand it first "
+                       f"(x[None, :])")
             else:
                 for a, b in zip(reversed(dims), reversed(pdims)):
                     if a is not None and b is not None and a != b and a != 1:
                         why = (f"its {key} of shape {list(dims)} does not broadcast to its "
                                f"pointers' {list(pdims)} (Triton 3.6: \"Cannot "
                                f"make_shape_compatible: incompatible dimensions\")")
+                        if name == "load" and b == 1 and all(
+                                x is None or y is None or x == y or 1 in (x, y)
+                                for x, y in zip(reversed(dims), reversed(pdims))):
+                            # tl.load broadcasts the pointers up to its mask / other (Triton
+                            # 3.6's broadcast_impl_value): it compiles; the lowering types a
+                            # load by its pointers' shape (the words said Triton refused it,
+                            # lowering adversarial round 13)
+                            why = (f"its {key} of shape {list(dims)} is wider than its "
+                                   f"pointers' {list(pdims)}: Triton 3.6 broadcasts the "
+                                   f"pointers up to it, the lowering gives a load its "
+                                   f"pointers' shape; broadcast the pointers in the expression "
+                                   f"(ptrs + tl.zeros({list(dims)}, tl.int32))")
                         break
             if why:
                 raise self.err(f"`{self.src(node)}`: {why}", node,
@@ -364,7 +404,12 @@ class TritonRules:
         casts nothing to i1), and the TTIR it builds fails to verify ("error encountered during
         parsing": tt.load's mask must be i1; a store or an atomic, "Mask must have boolean
         scalar type"); the Gluon the lowering prints fails so too. Each was verified
-        (adversarial round 27). ``True`` / ``False`` and comparisons are bools."""
+        (adversarial round 27). ``True`` / ``False`` and comparisons are bools, but an atomic
+        takes no compile-time mask: Triton 3.6's tl.atomic_<op> unwraps the constexpr and hands
+        the Python bool on where tl.load / tl.store make it a tensor first ("'bool' object has
+        no attribute 'type'"; on a scalar pointer "... 'handle'"), so ``mask=True`` / ``False``
+        of an atomic is refused; the lowering splat ``mask=False`` into a tensor of falses, an
+        atomic that updates nothing (lowering adversarial round 13)."""
         if name == "atomic_cas" or not (name in self.MASK_AT or name.startswith("atomic_")):
             return
         at = self.MASK_AT.get(name, 2)
@@ -372,6 +417,12 @@ class TritonRules:
         if mask is None or isinstance(mask, K.Const) and mask.value is None:
             return
         literal = mask.value if isinstance(mask, (K.Const, K.Global)) else None
+        if isinstance(literal, bool) and name.startswith("atomic_"):
+            raise self.err(f"`{self.src(node)}`: its mask `{self.src(mask)}` is a compile-time "
+                           f"bool: Triton 3.6 refuses a constant mask of an atomic (it hands "
+                           f"the bool on unconverted: \"'bool' object has no attribute "
+                           f"'type'\"); leave `mask=` out where it is True, and the atomic "
+                           f"where it is False", node, check="unsupported-expression")
         if isinstance(literal, bool):
             return
         kind = "int" if isinstance(literal, int) else self.operand_type(mask)
@@ -920,11 +971,32 @@ class TritonRules:
                        f"{allowed}, got {a} (Triton 3.6 refuses it)", node,
                        check="unsupported-expression")
 
-    def trans_rules(self, node: K.Op) -> None:
-        """Refuse a ``tl.trans(x, *dims)`` the lowering could not translate, by its rule
-        (partition_rules.trans_dims_refusal): dims that are no permutation of the axes of an
-        ``x`` whose rank the frontend follows (``tl.trans(x, 0, 0)``), at the line. Keyword
-        operands are the lowering's to refuse."""
+    def hint_rules(self, name: str, node: K.Op) -> None:
+        """Refuse a compiler hint (``tl.multiple_of`` / ``tl.max_contiguous`` /
+        ``tl.max_constancy``) whose values are not one per dimension of an operand whose rank
+        the frontend follows, by the lowering's rule (partition_rules.hint_values_refusal), at
+        the line."""
+        kw = dict(node.kwargs)
+        operand = node.args[0] if node.args else kw.get("input")
+        values = node.args[1] if len(node.args) > 1 else kw.get("values")
+        if operand is None or values is None:
+            return  # (the lowering's binding says what is missing)
+        dims, exact = self.block_dims(operand)
+        items = values.items if isinstance(values, K.TupleExpr) else (values,)
+        count = len(items) if isinstance(values, K.TupleExpr) or isinstance(
+            values, (K.Const, K.Global)) else None
+        known = tuple(i.value for i in items if isinstance(i, (K.Const, K.Global)))
+        refusal = hint_values_refusal(name, len(dims) if exact else None, count, known)
+        if refusal:
+            raise self.err(f"`{self.src(node)}`: {refusal}", node,
+                           check="unsupported-expression")
+
+    def trans_rules(self, node: K.Op, name: str = "tl.trans") -> None:
+        """Refuse a ``tl.trans(x, *dims)`` (or ``tl.permute``) the lowering could not
+        translate, by its rule (partition_rules.trans_dims_refusal): dims that are no
+        permutation of the axes of an ``x`` whose rank the frontend follows (``tl.trans(x, 0,
+        0)``), a tl.permute without dims, at the line. Keyword operands are the lowering's to
+        refuse."""
         if not node.args or node.kwargs:
             return
         dims, exact = self.block_dims(node.args[0])
@@ -933,7 +1005,7 @@ class TritonRules:
         if len(rest) == 1 and isinstance(rest[0], K.TupleExpr):
             rest = rest[0].items
         axes = tuple(self.literal_int(d) for d in rest) if rest else None
-        refusal = trans_dims_refusal("tl.trans", rank, axes)
+        refusal = trans_dims_refusal(name, rank, axes)
         if refusal:
             raise self.err(refusal, node, check="unsupported-expression")
 

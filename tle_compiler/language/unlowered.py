@@ -15,10 +15,7 @@ UNLOWERED_CALLS: dict[str, str] = {
               "x == m[:, None], idx, BIG), axis)",
     "broadcast": "add a zero tensor of the target shape (x + tl.zeros(shape, x.dtype)), or use "
                  "tl.broadcast_to(x, shape)",
-    "permute": "compute the values in the order they are used in, or keep the tile in shared "
-               "memory and read it transposed with tl.trans as a tl.dot operand",
     "split": "load or compute the two halves separately",
-    "join": "store the two parts separately (each with its own offsets)",
     "cumsum": "a scan is not lowered; compute the prefix sums with a tl.static_range loop or a "
               "tl.dot with a triangular matrix",
     "cumprod": "a scan is not lowered; compute the products with a tl.static_range loop",

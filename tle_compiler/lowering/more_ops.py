@@ -26,12 +26,13 @@ translator (lowering/translate.py, ``call_builtin``) hands them here.
   nothing (Triton prints at compile time and generates no code).
 * Elementwise math Gluon has under the same name (``tl.fma``, ``umulhi``, ``fdiv``, ``div_rn``,
   ``sqrt_rn``) and value ops: ``tl.zeros_like``, ``tl.cast`` (as ``x.to``), ``tl.multiple_of`` /
-  ``tl.max_contiguous`` (hints kept on the value; on a shared-memory pointer, dropped),
+  ``tl.max_contiguous`` / ``tl.max_constancy`` (hints kept on the value, one per dimension;
+  on a shared-memory pointer, dropped),
   ``tl.expand_dims`` (as ``x[:, None]``),
   ``tl.broadcast_to`` within one rank, ``tl.assume``, ``tl.reshape`` / ``tl.ravel`` without
   reordering (``gl.reshape``, whose result layout Gluon infers, converted to the layout the solver
   gives the result); ``tl.interleave(a, b)`` as ``gl.join`` and ``gl.reshape`` (Triton's own
-  definition of it).
+  definition of it), ``tl.join(a, b)`` as ``gl.join``.
 
 A ``tl`` call the lowering still does not translate is refused naming what to write instead
 (:data:`INSTEAD`). Each function takes the translator (translate.FnTranslator) as ``tr``: this
@@ -44,8 +45,8 @@ from dataclasses import replace
 from math import prod
 from typing import Optional
 
-from ..frontend.partition_rules import (VIEW_REFUSAL, bind_reshape, reshape_shape_refusal,
-                                       trans_dims_refusal)
+from ..frontend.partition_rules import (HINTS, VIEW_REFUSAL, bind_reshape, hint_values_refusal,
+                                       reshape_shape_refusal, trans_dims_refusal)
 from ..ir import kernel as K
 from ..ir import promotion
 from ..language.unlowered import UNLOWERED_CALLS
@@ -72,13 +73,13 @@ ELEMENTWISE: dict[str, tuple[tuple[str, ...], dict[str, object]]] = {
     "tl.sqrt_rn": (("x",), {}),
 }
 #: Calls whose value is their first operand with a compiler hint or a cast.
-VALUE_OPS = frozenset({"tl.zeros_like", "tl.cast", "tl.multiple_of", "tl.max_contiguous",
-                       "tl.expand_dims", "tl.broadcast_to", "tl.assume", "tl.reshape", "tl.ravel"})
+VALUE_OPS = frozenset({"tl.zeros_like", "tl.cast", *HINTS, "tl.expand_dims", "tl.broadcast_to",
+                       "tl.assume", "tl.reshape", "tl.ravel"})
 
 #: The calls this module translates.
 HANDLED = frozenset({*ATOMIC_PARAMS, "tl.debug_barrier", "tl.device_print", "builtins.print",
                      "tl.device_assert", "tl.static_assert", "tl.static_print", *ELEMENTWISE,
-                     *VALUE_OPS, "tl.view", "tl.interleave"})
+                     *VALUE_OPS, "tl.view", "tl.interleave", "tl.join"})
 
 #: What to write instead of a ``tl`` call the lowering does not translate (its result's layout is
 #: not one the layout solver derives, or Gluon 3.6 has no such function): the lowering's error
@@ -138,8 +139,9 @@ def _splat_dtype(v: V) -> str:
 
 def _operand_for(tr, p: V, v: V, what: str, node: K.Op) -> str:
     """An atomic's value / comparand / mask as Gluon source, beside the pointer ``p``: on a
-    tensor of pointers a tensor takes the pointer's layout and a scalar is splatted to the
-    pointer's shape (Gluon's atomics do not splat a scalar); on a scalar pointer only scalars."""
+    tensor of pointers a tensor (of the pointers' rank: Triton adds no axis) takes the pointer's
+    layout and a scalar is splatted to the pointer's shape (Gluon's atomics do not splat a
+    scalar); on a scalar pointer only scalars."""
     if v.kind not in ("const", "scalar", "tensor"):
         raise tr.err(f"`{node.name}`'s {what} must be a scalar or a tensor, got a {v.kind}", node)
     if p.kind == "scalar":
@@ -147,6 +149,15 @@ def _operand_for(tr, p: V, v: V, what: str, node: K.Op) -> str:
             raise tr.err(f"`{node.name}` on a scalar pointer with a tensor {what}: give a tensor "
                          f"of pointers (ptr + offsets) to update several elements", node)
         return v.text
+    if node.name != "tl.atomic_cas" and v.kind == "tensor" \
+            and len(v.shape or ()) < len(p.shape or ()):
+        # Triton's atomics broadcast the value and the mask with broadcast_impl_shape, which
+        # adds no axis (tl.store's and tl.load's do): "Cannot broadcast, rank mismatch", where
+        # rank_up prepended them (lowering adversarial round 13; atomic_cas: atomic())
+        raise tr.err(f"`{node.name}`: its {what} of shape {list(v.shape)} has fewer dimensions "
+                     f"than its pointers' {list(p.shape or ())}: Triton 3.6 refuses it (an "
+                     f"atomic broadcasts without adding axes); expand it first (x[None, :])",
+                     node)
     v = tr.rank_up(v, len(p.shape or ()))
     tr._not_above_pointer_rank(f"`{node.name}`", what, v, p, node)
     if v.kind == "tensor":
@@ -204,6 +215,7 @@ def atomic(tr, node: K.Op) -> V:
     if why:
         raise tr.err(f"`{node.name}` on a pointer to {pointee}: Triton 3.6 refuses it (\"{why}\"); "
                      f"update the memory through a pointer of 32 or 64 bits", node)
+    operands: list[tuple[str, V]] = []
     for key in names[1:3]:
         if key == "mask" and key not in a:
             continue
@@ -212,17 +224,41 @@ def atomic(tr, node: K.Op) -> V:
         if op == "cas" and pointee is not None:
             # Triton's atomic_cas casts neither the comparand nor the value to the element type
             # (the other atomics do): another type fails its IR's verification ("ptr type
-            # matches cmp type", plain Triton alike), reported at the kernel's first line
+            # matches cmp type", plain Triton alike), reported at the kernel's first line; one
+            # of another signedness only is the same MLIR type and compiles (it was refused,
+            # lowering adversarial round 13)
             t = (promotion.python_number_type(v.value) if v.kind == "const" else v.dtype)
-            if t is not None and t != pointee:
+            if t is not None and _signless(t) != _signless(pointee):
                 raise tr.err(f"`tl.atomic_cas`'s {key} is {t} and the pointer's element type "
                              f"{pointee}: Triton converts neither operand of a compare-and-swap "
                              f"(its IR fails to verify); give it the element type (.to(...))",
                              node)
+        operands.append((key, v))
         if key == "mask" and v.kind == "none":
             continue
+        if key == "mask" and v.kind == "const":
+            # Triton 3.6's atomics unwrap a constexpr mask and hand the Python bool on (tl.load
+            # and tl.store make it a tensor): it refuses the compile ("'bool' object has no
+            # attribute 'type'"), where a splat mask=False here updated nothing (lowering
+            # adversarial round 13; the frontend refuses the literal too, triton_rules.py)
+            raise tr.err(f"`{node.name}`'s mask is the constant {v.text}: Triton 3.6 refuses a "
+                         f"compile-time mask of an atomic; leave `mask=` out where it is True, "
+                         f"and the atomic where it is False", node)
         parts.append(_operand_for(tr, p, v, key, node) if key != "mask"
                      else "mask=" + _operand_for(tr, p, v, key, node))
+    for key, v in operands if op == "cas" and p.kind == "tensor" else ():
+        # nor does Triton's atomic_cas broadcast them (semantic.atomic_cas hands the handles on
+        # as they are: "'tt.atomic_cas' op failed to verify", plain Triton alike); a number or
+        # a scalar was splat to the pointers' shape here, a kernel Triton refuses, and a [64] or
+        # [32, 1] operand of [32, 64] pointers failed the compile at the kernel's first line
+        # (lowering adversarial round 13). Checked after both operands' types, as before.
+        if v.kind != "tensor" or tuple(v.shape or ()) != tuple(p.shape or ()):
+            shape = list(p.shape or ())
+            got = f"of shape {list(v.shape or ())}" if v.kind == "tensor" else "a scalar"
+            raise tr.err(f"`tl.atomic_cas`'s {key} is {got} beside pointers of shape {shape}: "
+                         f"Triton 3.6 broadcasts no operand of a compare-and-swap (its IR fails "
+                         f"to verify); give it the pointers' shape (tl.full({shape}, ...), "
+                         f"tl.broadcast_to)", node)
     for key, allowed in (("sem", SEMS), ("scope", SCOPES)):
         if key in a:
             shown = _string_option(tr, node, key, a[key], allowed)
@@ -235,7 +271,19 @@ def atomic(tr, node: K.Op) -> V:
     tr.emit(f"{name} = {call}")
     if p.kind == "scalar":  # the old value, of the pointee's type
         return V("scalar", name, i64=p.pointee in ("i64", "u64"))
+    if op == "cas":
+        # Triton types a compare-and-swap as its value (semantic.atomic_cas: val.type), which
+        # may differ from the pointee in signedness only (uint32 beside int32: one MLIR type)
+        val = dict(operands).get("val")
+        if val is not None and val.kind == "tensor" and val.dtype is not None:
+            return V("tensor", name, p.var, p.shape, val.dtype)
     return V("tensor", name, p.var, p.shape, pointee)
+
+
+def _signless(dtype: Optional[str]) -> Optional[str]:
+    """``dtype`` as MLIR types it: an unsigned integer is the signless one of its width
+    (``uint32`` is ``int32``'s i32), which tt.atomic_cas's verifier compares."""
+    return dtype[1:] if dtype and dtype.startswith("uint") else dtype
 
 
 def _printed(tr, node: K.Op, e: K.Expr) -> str:
@@ -417,12 +465,20 @@ def value_op(tr, node: K.Op) -> V:
         if x.kind == "tensor":
             return tr.computed(x, text=text, dtype=dt.value)
         return V("scalar", text, i64=dt.value in ("int64", "uint64"))
-    if name in ("tl.multiple_of", "tl.max_contiguous"):
+    if name in HINTS:
         a = _bind(tr, node, ("input", "values"))
         if "input" not in a or "values" not in a:
             raise tr.err(f"`{name}(input, values)` needs both", node)
         x = tr.ex(a["input"])
         values = _constant(tr, node, a["values"], "values")
+        # one value per dimension, as Triton 3.6 takes them (tl.max_constancy lowered as the
+        # other two: it was verified and refused here as "not supported", round 13)
+        items = values.value if values.kind == "tuple" else (values,)
+        rank = len(x.shape or ()) if x.kind == "tensor" else 0 if x.kind == "scalar" else None
+        refusal = hint_values_refusal(name, rank, len(items),
+                                      tuple(getattr(i, "value", None) for i in items))
+        if refusal:
+            raise tr.err(refusal, node)
         if x.kind == "lptr":
             # a slot's or buffer's shared memory is reached through its descriptor, which
             # Gluon addresses whole: no pointer the hint could refine, so it is dropped (a
@@ -492,7 +548,13 @@ def reshape(tr, node: K.Op) -> V:
     if shape is None:  # ravel: one dimension of the operand's element count
         dims: tuple = (prod(x.shape),)
     else:
-        dims = tuple(_constant(tr, node, d, "shape").value for d in shape)
+        given = [_constant(tr, node, d, "shape") for d in shape]
+        if len(given) == 1 and given[0].kind == "tuple":
+            # one tuple-valued operand (`tl.reshape(x, t.shape)`, a name bound to a tuple),
+            # which Triton unwraps as it unwraps a literal tuple (the lowering took the tuple
+            # for one dimension and refused it, lowering adversarial round 13)
+            given = list(given[0].value)
+        dims = tuple(getattr(d, "value", d) for d in given)
     refusal = reshape_shape_refusal(node.name, tuple(x.shape), dims)
     if refusal:
         raise tr.err(refusal, node)
@@ -504,7 +566,8 @@ def reshape(tr, node: K.Op) -> V:
 
 
 def transpose(tr, node: K.Op) -> V:
-    """``tl.trans(input, *dims)`` (or ``x.trans(*dims)``) of a register tensor: ``gl.permute`` of
+    """``tl.trans(input, *dims)`` / ``tl.permute(input, *dims)`` (or ``x.trans(*dims)``,
+    ``x.permute(*dims)``; permute's dims required) of a register tensor: ``gl.permute`` of
     it, whose result layout Gluon infers from the operand's, converted to the layout the solver
     gives the result (a free variable of the same rank), as :func:`reshape` does. ``dims`` as
     Triton 3.6 takes it: none (swap the last two axes), one tuple, or the axes one by one, each a
@@ -514,7 +577,7 @@ def transpose(tr, node: K.Op) -> V:
         raise tr.err(f"`{node.name}(input, *dims)` takes its operands positionally", node)
     x = tr.ex(node.args[0])
     if x.kind != "tensor" or not x.shape:
-        raise tr.err(f"`{node.name}` is lowered on a tensor of at least two dimensions", node)
+        raise tr.err(f"`{node.name}` is lowered on a tensor of at least one dimension", node)
     rank = len(x.shape)
     rest = node.args[1:]
     given = None  # no dims: the last two axes swapped
@@ -537,33 +600,62 @@ def transpose(tr, node: K.Op) -> V:
              res, shape, x.dtype)
 
 
-def interleave(tr, node: K.Op) -> V:
-    """``tl.interleave(a, b)`` of two tensors of one shape and type: Triton's own definition,
-    ``reshape(join(a, b), shape[:-1] + [2 * shape[-1]])`` (standard.py), as ``gl.join`` of the
-    two in one layout and ``gl.reshape`` (whose layout Gluon infers), converted to the layout
-    the solver gives the result, as :func:`reshape` does."""
+def _joined(tr, node: K.Op, call: str) -> tuple[tuple, str, str, str]:
+    """The two operands of ``tl.join(a, b)`` / ``tl.interleave(a, b)`` (``call``), tensors of
+    one known type, as Gluon source in one layout: (the shape they broadcast to, their dtype,
+    the two texts). Triton's join broadcasts them (broadcast_impl_value), as gl.join does."""
     a = _bind(tr, node, ("a", "b"))
     if set(a) != {"a", "b"}:
-        raise tr.err("`tl.interleave(a, b)` takes two tensors", node)
+        raise tr.err(f"`{call}(a, b)` takes two tensors", node)
     x, y = tr.ex(a["a"]), tr.ex(a["b"])
-    if x.kind != "tensor" or y.kind != "tensor" or not x.shape or tuple(x.shape) != tuple(
-            y.shape or ()) or any(not isinstance(d, int) for d in x.shape):
-        raise tr.err("`tl.interleave(a, b)` is lowered for two tensors of one known shape "
-                     "(broadcast them first: a + tl.zeros(shape, a.dtype))", node)
+    tensors = [v for v in (x, y) if v.kind == "tensor"]
+    if not tensors or any(v.kind not in ("tensor", "scalar") for v in (x, y)) or any(
+            not v.shape or any(not isinstance(d, int) for d in v.shape) for v in tensors):
+        # (a number: Triton refuses it, "'constexpr_type' object has no attribute 'is_block'";
+        # a run-time scalar beside a tensor is splat, as Triton's broadcast_impl_value does)
+        raise tr.err(f"`{call}(a, b)` is lowered for a tensor of a known shape beside a tensor "
+                     f"or a run-time scalar (Triton refuses a number there: make it one, "
+                     f"tl.full(shape, value, dtype))", node)
     if x.dtype is None or x.dtype != y.dtype or not (x.exact_dtype and y.exact_dtype):
-        raise tr.err("`tl.interleave(a, b)` is lowered for two tensors of one known type: "
-                     "convert them (b.to(a.dtype))", node)
+        raise tr.err(f"`{call}(a, b)` is lowered for two tensors of one known type: "
+                     f"convert them (b.to(a.dtype))", node)
     texts: list[str] = []
 
     def fmt(p: str, q: str) -> str:
         texts[:] = [p, q]
         return f"gl.join({p}, {q})"
 
-    tr._elementwise([x, y], fmt)  # the two operands in one layout
-    dims = list(x.shape[:-1]) + [2 * x.shape[-1]]
+    # the two operands in one layout; their shape the broadcast one (a [32, 1] beside a
+    # [32, 64] was refused, "broadcast them first", where Triton broadcasts it: round 13)
+    res = tr._elementwise([x, y], fmt)
+    if res.shape is None or any(not isinstance(d, int) for d in res.shape):
+        raise tr.err(f"`{call}(a, b)`: operands of shapes {list(x.shape or ())} and "
+                     f"{list(y.shape or ())} do not broadcast", node)
+    return tuple(res.shape), x.dtype, texts[0], texts[1]
+
+
+def interleave(tr, node: K.Op) -> V:
+    """``tl.interleave(a, b)`` of two tensors of one type: Triton's own definition,
+    ``reshape(join(a, b), shape[:-1] + [2 * shape[-1]])`` (standard.py), as ``gl.join`` of the
+    two in one layout and ``gl.reshape`` (whose layout Gluon infers), converted to the layout
+    the solver gives the result, as :func:`reshape` does."""
+    shape, dtype, p, q = _joined(tr, node, "tl.interleave")
+    dims = list(shape[:-1]) + [2 * shape[-1]]
     res = tr.S.new(len(dims))
-    return V("tensor", f"gl.convert_layout(gl.reshape(gl.join({texts[0]}, {texts[1]}), "
-                       f"{dims}), {tr.Lv(res)})", res, tuple(dims), x.dtype)
+    return V("tensor", f"gl.convert_layout(gl.reshape(gl.join({p}, {q}), "
+                       f"{dims}), {tr.Lv(res)})", res, tuple(dims), dtype)
+
+
+def join(tr, node: K.Op) -> V:
+    """``tl.join(a, b)`` of two tensors of one type (broadcast): ``gl.join`` of the two in one
+    layout (a new last axis of two, ``a`` then ``b``, as Triton's tt.join), converted to the
+    layout the solver gives the result, as :func:`interleave` does; it was refused as a call
+    the lowering does not translate (lowering adversarial round 13)."""
+    shape, dtype, p, q = _joined(tr, node, "tl.join")
+    dims = list(shape) + [2]
+    res = tr.S.new(len(dims))
+    return V("tensor", f"gl.convert_layout(gl.join({p}, {q}), {tr.Lv(res)})", res,
+             tuple(dims), dtype)
 
 
 def translate(tr, node: K.Op) -> V:
@@ -579,6 +671,8 @@ def translate(tr, node: K.Op) -> V:
         return value_op(tr, node)
     if name == "tl.interleave":
         return interleave(tr, node)
+    if name == "tl.join":
+        return join(tr, node)
     if name == "tl.debug_barrier":
         if node.args or node.kwargs:
             raise tr.err("`tl.debug_barrier()` takes no arguments", node)

@@ -1190,6 +1190,10 @@ class FnTranslator:
         if name == "constexpr":
             v = self.ex(args[0])
             return v
+        if name == "permute":
+            # tl.trans with its dims required (Triton 3.6's permute): gl.permute in registers,
+            # as tl.trans(x, *dims) is; it was refused as a call not lowered (round 13)
+            return more_ops.transpose(self, node)
         if name == "trans":
             t = (self._trans_of_tile(args[0])
                  if len(args) == 1 and not kw and self._binds_a_dot_operand(node) else None)
