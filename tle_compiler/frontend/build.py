@@ -761,8 +761,10 @@ class Builder(BuildRules, ConstexprRules):
         self.consts: dict[str, object] = {}  # KIR id -> value
         self.const_ids: dict[tuple[str, str], str] = {}  # (module path, name) -> KIR id
         self.pipes: dict[str, K.PipeDecl] = {}
-        self.buffers: dict[int, K.Buffer] = {}  # id(alloc node) -> buffer (free ones named)
-        # id(alloc node) -> (pipe, field, location of the field) once it is a pipe field
+        #: one key per evaluation of a tle.gpu.alloc (:meth:`alloc`) -> buffer (free ones named)
+        self.buffers: dict[int, K.Buffer] = {}
+        self.allocs = 0  # the evaluations of tle.gpu.alloc so far (their keys)
+        # buffer key -> (pipe, field, location of the field) once it is a pipe field
         self.buffer_owner: dict[int, tuple[str, str, Loc]] = {}
         self.free_buffers: dict[str, K.Buffer] = {}
         self.sequential = 0  # > 0 while building a statement that calls a helper
@@ -3741,8 +3743,16 @@ class Builder(BuildRules, ConstexprRules):
                 scope = sv if sv is not None else Unevaluated(ast.unparse(scope_n))
         checked = validate_alloc(shape, dtype, scope, loc, symbolic_ok=True)
         buf = K.Buffer("", tuple(checked.shape), checked.dtype, loc)
-        self.buffers[id(node)] = buf
-        return K.Const(None, loc), Static("buffer", (id(node), None))
+        # Each evaluation allocates a buffer of its own, as Python runs the call each time: a
+        # helper that declares a pipe (or returns a buffer) called twice makes two rings
+        # (adversarial round 65: keyed by the call's node, `ka = mk("ka"); kb = mk("kb")` of
+        # `def mk(nm): return tle.pipe(..., name=nm, t=tle.gpu.alloc(...))` read one buffer
+        # behind both pipes and was refused, `aliased-buffer`, and a free buffer from a helper
+        # that also made a pipe's field was read as that field, `field-buffer`)
+        self.allocs += 1
+        key = self.allocs
+        self.buffers[key] = buf
+        return K.Const(None, loc), Static("buffer", (key, None))
 
     def name_buffer(self, st: Static, name: str, node: ast.AST) -> None:
         key = st.value[0]

@@ -1,0 +1,191 @@
+"""A sixty-fifth adversarial round (adversarial round 65): pipe handles as values (obtained twice,
+under two names, through helpers, in tuples, rebound in loops and branches), reader names
+duplicated or swapped, helpers with pipe verbs called twice and at depth 2-3, recursion,
+partitions given as lambdas, partials, aliases and one function twice, warp_specialize
+called twice or nested, partition lists of other lengths than their budgets, partitions that
+return values, tl.range loop options, negative static_range steps and computed indices; and
+what a helper allocates when it is called twice. Each case is a small kernel read by tle-dump's
+main().
+
+False verdicts, fixed:
+
+- ``ka = mk("ka"); kb = mk("kb")`` of ``def mk(nm: tl.constexpr): return tle.pipe(capacity=2,
+  name=nm, tile=tle.gpu.alloc([2, 64], tl.float32))`` (a helper that declares one pipe per call,
+  two correct rings) was refused, ``aliased-buffer``: "the tle.gpu.alloc at line 43 is already
+  field 'tile' of pipe 'ka' (line 43)". So was ``tile=mkbuf()`` in two pipes of a helper
+  ``mkbuf`` returning a ``tle.gpu.alloc``, and a free buffer ``fb = mkbuf()`` beside a pipe
+  field ``tile=mkbuf()`` was read as that pipe's field (``field-buffer``), so a partition
+  using ``fb`` alone was refused and two partitions racing on it were refused for the wrong
+  reason. The builder keyed a buffer by the alloc call's AST node, which every call of the
+  helper shares, where Python allocates anew at each call. FIXED: frontend/build.py ``alloc``
+  keys each evaluation of tle.gpu.alloc apart (a counter); the lowered Gluon allocates a ring
+  per pipe as before. A name bound to one helper's buffer on each path of a run-time `if`
+  (``if N > 0: fb = mkbuf() else: fb = mkbuf()``) is now ``unknown-buffer``, as it was for two
+  allocs written out (docs/semantics.md, "Free shared buffers").
+
+Checked and held (no hole found): a pipe's writer obtained twice (``w2 = kv.writer()``, one
+acquiring and the other committing), through a helper that returns it, in a tuple unpacked,
+made again in each iteration, or in a partition that only creates it; a writer in the reader's
+partition (two-writers); handles of two pipes chosen by a run-time `if` or conditional
+expression (refused), swapped by a tuple assignment before the loop (the deadlock found) or in
+the loop (refused), picked from a tuple by a tl.static_range variable, reversed or not;
+``reader("a")`` twice in two partitions (reader-in-two-partitions), swapped between
+partitions, by keyword, from a constexpr parameter, a conditional expression or a tuple item
+on a constexpr (a duplicate at another value found), ``fields=`` as a list, a string, a
+variable or empty; helpers with pipe verbs called twice in one iteration (phase and order
+faults found), at depth 3 and twice at depth 3, recursion (refused); functions passed to helpers
+under a shadowing parameter name, by keyword, as a default or in a tuple (the faulty one found);
+a partition as a lambda, a functools.partial, an alias of another partition or of itself, one
+function twice (duplicate-partition), warp_specialize twice, in an `if`, a loop, an assignment
+or a `return`, its list or an argument tuple built in a variable, by concatenation, repetition
+or a star, warp and register lists longer or shorter than the workers, 0 or 3 warps, budgets
+233, 512 and 8 (all refused); keyword arguments and tuples for its lists; partitions that
+return a value, a load, a store or an atomic (the effects kept, the value dropped) or an
+event's result; partitions with keyword-only, positional-only and defaulted parameters (a
+keyword-only one read as Triton reads it, the module's constexpr of its name); tl.range's
+``num_stages``, ``loop_unroll_factor``, ``warp_specialize``, ``flatten``,
+``disallow_acc_multi_buffer`` and ``disable_licm``, by keyword or by position (bad-loop);
+tl.static_range and range with negative steps (``3 - p`` verified, ``p`` rejected), indices
+``2 * p``, ``2 * p + 1``, ``N - 1 - p``, ``-p`` and ``p // 2``, ``p % 2`` (non-affine), nested
+loops whose inner bounds read the outer variable (bounded), constants past the cutoff in
+conditions (``p != 777``, ``p % 700``: the fault found past N = 700); chained assignments of
+events (refused), unpacking of an event's tuple; loop variables rebound in the body (read as
+Python reads them); slots and wait results carried across iterations (unknown-slot); waits and
+loads of a slot handed to helpers as arguments, tuples and keywords (loaded before the release,
+as lowered); pipe and field names that collide with the lowered module's names (renamed);
+a pipe written and read by one partition.
+
+Left open: a handle chosen by a condition on a constexpr (``h = wa if C > 3 else wb``, or an
+`if C > 3:` binding it) is refused (unknown-handle, or "holds different values on different
+paths") even under ``--param C=5``, where Python picks one pipe; a tl.static_range loop whose
+variable a pipe index divides (``w.acquire(p // 2)``) is refused as non-affine unless the body
+also picks a tuple item by it (the loop is then unrolled).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .adversarial_support import DRAIN, FILL, HEAD, dump, expect, get, kernel, loop, put, run_dump
+
+# ------------------------------------------------ A: a helper that allocates, called twice
+
+#: two pipes `ka`, `kb` of capacity 2 ([2, 64] fp32 `tile`), DECL_A / DECL_B declaring them;
+#: `produce` fills both in each iteration, `consume` drains both
+TWO = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N, C: tl.constexpr):
+    tle.assume(N >= 0)
+DECLS
+    tle.gpu.warp_specialize([(produce, (ka, kb, x_ptr, N)), (consume, (ka, kb, y_ptr, N))],
+                            [4], [232])
+
+
+def produce(ka, kb, x_ptr, N):
+    wa = ka.writer()
+    wb = kb.writer()
+    for p in range(N):
+        s = wa.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        wa.commit(p)
+        s = wb.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        wb.commit(p)
+
+
+def consume(ka, kb, y_ptr, N):
+    ra = ka.reader()
+    rb = kb.reader()
+    for p in range(N):
+        res = ra.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        ra.release(p)
+        res = rb.wait(p)
+        tl.store(y_ptr + 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        rb.release(p)
+
+
+def mk(nm: tl.constexpr):
+    return tle.pipe(capacity=2, name=nm, tile=tle.gpu.alloc([2, 64], tl.float32))
+
+
+def mkbuf():
+    return tle.gpu.alloc([2, 64], tl.float32)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                  "constexprs": {"C": 5}}
+'''
+
+
+def two(decls: str) -> str:
+    return TWO.replace("DECLS", "".join(f"    {line}\n" for line in decls.splitlines()))
+
+
+@pytest.mark.parametrize("decls", [
+    'ka = mk("ka")\nkb = mk("kb")',
+    "ka = tle.pipe(capacity=2, tile=mkbuf())\nkb = tle.pipe(capacity=2, tile=mkbuf())",
+], ids=["pipe-helper", "buffer-helper"])
+def test_a_helper_called_twice_allocates_twice(tmp_path, capsys, decls):
+    """Before: rejected, aliased-buffer ("already field 'tile' of pipe 'ka'"): both calls'
+    tle.gpu.alloc were one buffer, keyed by the call's node."""
+    code, err = dump(tmp_path, capsys, two(decls))
+    expect(code, err, "verified")
+    code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert code == 0, err
+    body = gluon.split("def k(", 1)[1]
+    assert "ka_tile = gl.allocate_shared_memory(gl.float32, [2, 64]" in body, body
+    assert "kb_tile = gl.allocate_shared_memory(gl.float32, [2, 64]" in body, body
+
+
+def test_held_one_buffer_behind_two_pipes_is_still_refused(tmp_path, capsys):
+    code, err = dump(tmp_path, capsys, two(
+        "b = mkbuf()\nka = tle.pipe(capacity=2, tile=b)\nkb = tle.pipe(capacity=2, tile=b)"))
+    expect(code, err, ("rejected", "[aliased-buffer]", "already field 'tile' of pipe 'ka'"))
+
+
+#: round 28's ring whose partitions also take the free buffer FB_W / FB_R (`fb` or 0)
+RING_FB = kernel(loop("for p in range(N):", put("p")), loop("for p in range(N):", get("p")),
+                 extra="\n\ndef mkbuf():\n    return tle.gpu.alloc([2, 64], tl.float32)\n")
+RING_FB = (RING_FB
+           .replace("    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))\n",
+                    "    kv = tle.pipe(capacity=2, tile=mkbuf())\n    fb = mkbuf()\n")
+           .replace("(produce, (kv, x_ptr, N, C))", "(produce, (kv, x_ptr, N, C, FB_W))")
+           .replace("(consume, (kv, y_ptr, N, C))", "(consume, (kv, y_ptr, N, C, FB_R))")
+           .replace("def produce(kv, x_ptr, N, C: tl.constexpr):",
+                    "def produce(kv, x_ptr, N, C: tl.constexpr, fb):")
+           .replace("def consume(kv, y_ptr, N, C: tl.constexpr):",
+                    "def consume(kv, y_ptr, N, C: tl.constexpr, fb):"))
+#: a store of the free buffer, and a store out of what it holds
+FB_STORE = "    tl.store(tle.gpu.local_ptr(fb), tl.zeros([2, 64], tl.float32))\n"
+FB_READ = "    tl.store(y_ptr + 128 + tl.arange(0, 64), tl.sum(tl.load(tle.gpu.local_ptr(fb)), 0))\n"
+
+
+def test_a_helpers_free_buffer_is_not_another_calls_pipe_field(tmp_path, capsys):
+    """Before: rejected, field-buffer (`fb` "reaches the buffer of field 'tile' of pipe 'kv'"):
+    the free buffer of the second call was read as the pipe field of the first. One partition
+    writing and reading it is verified."""
+    text = (RING_FB.replace("FB_W", "0").replace("FB_R", "fb")
+            .replace("    r = kv.reader()\n", "    r = kv.reader()\n" + FB_STORE + FB_READ))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+
+
+def test_a_helpers_free_buffer_two_partitions_race_on(tmp_path, capsys):
+    """Before: rejected as field-buffer; now the race it is (buffer-race, naming both)."""
+    text = (RING_FB.replace("FB_W", "fb").replace("FB_R", "fb")
+            .replace("    w = kv.writer()\n", "    w = kv.writer()\n" + FB_STORE)
+            .replace("    r = kv.reader()\n", "    r = kv.reader()\n" + FB_READ))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[buffer-race]", "'produce' writes it", "'consume' reads it"))
+    assert "[field-buffer]" not in err, err
+
+
+def test_one_helpers_buffers_on_two_paths_are_two_buffers(tmp_path, capsys):
+    """`fb` bound to one helper's buffer on each path of a run-time `if` names two buffers, as
+    two allocs written out do (unknown-buffer); it was read as one buffer and verified."""
+    text = (RING_FB.replace("FB_W", "0").replace("FB_R", "fb")
+            .replace("    fb = mkbuf()\n",
+                     "    if N > 0:\n        fb = mkbuf()\n    else:\n        fb = mkbuf()\n")
+            .replace("    r = kv.reader()\n", "    r = kv.reader()\n" + FB_READ))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[unknown-buffer]"))
