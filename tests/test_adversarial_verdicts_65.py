@@ -22,6 +22,18 @@ False verdicts, fixed:
   per pipe as before. A name bound to one helper's buffer on each path of a run-time `if`
   (``if N > 0: fb = mkbuf() else: fb = mkbuf()``) is now ``unknown-buffer``, as it was for two
   allocs written out (docs/semantics.md, "Free shared buffers").
+- A pipe handle chosen by a condition on a constexpr (``h = wa if C > 3 else wb``, ``if C > 3:
+  h = wa else: h = wb``, or a helper ``pick(wa, wb, C)`` doing so), Python picking ``wa`` at
+  DEFAULT_CONFIG's C = 5, was refused, exit 1 (unknown-handle, or "`h` holds different values
+  on different paths"), with or without ``--param C=5``: the generic reading lost the handle
+  at the join, and no specialised reading was tried (a false refusal of correct code).
+  FIXED: frontend/build.py ``kernel_constexprs_of`` / ``undecided_choice``: where a condition
+  that reads only the kernel's unbound constexprs (directly, or through partition parameters
+  given them) chooses a handle, a pipe or a buffer, the generic reading stops as a pipe
+  capacity read from constexprs does (CapacityOfConstexprs, check ``constexpr-operand``), and
+  tle-dump (a compile, a launch) reads the kernel specialised, where the condition folds:
+  verified at C = 5 and lowered with ``ka``'s barriers, rejected at ``--param C=2``; a handle
+  chosen at run time (``N > 3``, ``C > N``) is refused as before (docs/language.md).
 
 Checked and held (no hole found): a pipe's writer obtained twice (``w2 = kv.writer()``, one
 acquiring and the other committing), through a helper that returns it, in a tuple unpacked,
@@ -55,11 +67,11 @@ loads of a slot handed to helpers as arguments, tuples and keywords (loaded befo
 as lowered); pipe and field names that collide with the lowered module's names (renamed);
 a pipe written and read by one partition.
 
-Left open: a handle chosen by a condition on a constexpr (``h = wa if C > 3 else wb``, or an
-`if C > 3:` binding it) is refused (unknown-handle, or "holds different values on different
-paths") even under ``--param C=5``, where Python picks one pipe; a tl.static_range loop whose
-variable a pipe index divides (``w.acquire(p // 2)``) is refused as non-affine unless the body
-also picks a tuple item by it (the loop is then unrolled).
+Left open: a tl.static_range loop whose variable a pipe index divides (``w.acquire(p // 2)``)
+is refused as non-affine unless the body also picks a tuple item by it (the loop is then
+unrolled), and a handle chosen by a tl.static_range variable (``wa if j == 0 else wb``) stays
+refused (unknown-handle); a handle a bool constexpr chooses (DEFAULT_CONFIG ``{"C": True}``) is refused until an integer is given
+(``--param C=1``), as a pipe capacity of a bool is.
 """
 
 from __future__ import annotations
@@ -189,3 +201,102 @@ def test_one_helpers_buffers_on_two_paths_are_two_buffers(tmp_path, capsys):
             .replace("    r = kv.reader()\n", "    r = kv.reader()\n" + FB_READ))
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, ("rejected", "[unknown-buffer]"))
+
+
+# ------------------------------------- B: a pipe handle a condition on a constexpr chooses
+
+#: two pipes `ka`, `kb`; the writer fills the pipe of the handle `h` that CHOOSE binds (from
+#: `wa` and `wb`), the reader drains `ka`: verified where C's value picks `wa`
+CHOSEN = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N, C: tl.constexpr):
+    tle.assume(N >= 0)
+    ka = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    kb = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (ka, kb, x_ptr, N, C)), (consume, (ka, y_ptr, N))],
+                            [4], [232])
+
+
+def produce(ka, kb, x_ptr, N, C: tl.constexpr):
+    wa = ka.writer()
+    wb = kb.writer()
+CHOOSE
+    for p in range(N):
+        s = h.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        h.commit(p)
+
+
+def consume(ka, y_ptr, N):
+    r = ka.reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+
+def pick(a, b, c: tl.constexpr):
+    if c > 3:
+        x = a
+    else:
+        x = b
+    return x
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                  "constexprs": {"C": 5}}
+'''
+
+CHOICES = {
+    "ifexp": "h = wa if C > 3 else wb",
+    "if": "if C > 3:\n    h = wa\nelse:\n    h = wb",
+    "helper": "h = pick(wa, wb, C)",
+    "local-constexpr": "U: tl.constexpr = C > 3\nif U:\n    h = wa\nelse:\n    h = wb",
+}
+
+
+def chosen(choose: str) -> str:
+    return CHOSEN.replace("CHOOSE", "".join(f"    {line}\n" for line in choose.splitlines()))
+
+
+@pytest.mark.parametrize("choice", sorted(CHOICES))
+def test_a_handle_a_constexpr_chooses_is_read_specialised(tmp_path, capsys, choice):
+    """Before: rejected, exit 1 (unknown-handle, or "`h` holds different values on different
+    paths"), with or without --param C=5, where Python picks `wa`. Now read specialised to C = 5
+    (DEFAULT_CONFIG), verified, and lowered with `ka`'s barriers in the writer."""
+    code, err = dump(tmp_path, capsys, chosen(CHOICES[choice]))
+    expect(code, err, "verified")
+    assert "read specialised to C=5" in err and "with C = 5 (read specialised)" in err, err
+    code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert code == 0, err
+    writer = gluon.split("def produce(", 1)[1].split("@gluon.jit", 1)[0]
+    assert "mbarrier.wait(ka_empty0" in writer and "mbarrier.arrive(ka_full0" in writer, writer
+    assert "kb_full0" not in writer, writer
+
+
+@pytest.mark.parametrize("choice", sorted(CHOICES))
+def test_a_handle_a_constexpr_chooses_badly_is_rejected(tmp_path, capsys, choice):
+    """The twin: at --param C=2 the writer fills `kb` and the reader waits on `ka`."""
+    path = tmp_path / "kernel.py"
+    path.write_text(chosen(CHOICES[choice]))
+    code, _, err = run_dump(capsys, "-q", "--param", "C=2", str(path))
+    expect(code, err, ("rejected", "[wait-never-committed]", "read specialised to C=2"))
+
+
+def test_a_handle_a_constexpr_chooses_needs_its_value(tmp_path, capsys):
+    """Without a value of C (no DEFAULT_CONFIG constexprs, no --param) nothing is verified: the
+    error names the constexpr to give."""
+    text = chosen(CHOICES["ifexp"]).replace(',\n                  "constexprs": {"C": 5}}', "}")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[constexpr-operand]", "tle-dump --param C="))
+
+
+@pytest.mark.parametrize("choose", [
+    "h = wa if N > 3 else wb",
+    "if N > 3:\n    h = wa\nelse:\n    h = wb",
+    "h = wa if C > N else wb",
+], ids=["ifexp-run-time", "if-run-time", "ifexp-mixed"])
+def test_held_a_handle_chosen_at_run_time_is_refused(tmp_path, capsys, choose):
+    code, err = dump(tmp_path, capsys, chosen(choose))
+    expect(code, err, ("rejected",))
+    assert "read specialised" not in err and (
+        "[unknown-handle]" in err or "holds different values on different paths" in err), err

@@ -617,6 +617,13 @@ class Frame:
     constexprs: set = field(default_factory=set)
     # lost names that held a free shared buffer on some path: name -> those buffers' names
     lost_buffers: dict = field(default_factory=dict)
+    # lost names that an `if` on the kernel's constexprs alone bound to different handles,
+    # pipes or buffers: name -> (those constexprs, the `if`); bound, the `if` is decided
+    # (Builder.undecided_choice)
+    lost_by: dict = field(default_factory=dict)
+    # a partition's parameters given an expression of the kernel's constexpr parameters:
+    # parameter -> the constexprs it reads (Builder.kernel_constexprs_of)
+    constexpr_sources: dict = field(default_factory=dict)
     # names holding a tuple that an enclosing loop or if carries (Builder.carry_tuples): the
     # names of the scalar variables holding its items, or None for a tuple the frontend cannot
     # carry
@@ -661,6 +668,16 @@ class Frame:
 
     def kir(self, name: str) -> str:
         return self.prefix + name
+
+
+def _compile_time_only(st: Optional[Static]) -> bool:
+    """Whether ``st`` is (or holds) a value that exists only when the kernel is read: a pipe
+    handle, a pipe or a shared buffer, which no run-time choice can pick."""
+    if st is None:
+        return False
+    if st.kind == "tuple":
+        return any(_compile_time_only(x) for x in st.value)
+    return st.kind in ("handle", "pipe", "buffer")
 
 
 def _is_none(e: K.Expr) -> bool:
@@ -875,6 +892,11 @@ class Builder(BuildRules, ConstexprRules):
         if name in f.env:
             st = f.env[name]
             loc = self.loc(node)
+            if st is None and name in f.lost_by:
+                names, where = f.lost_by[name]
+                self.undecided_choice(f"`{name}` holds a value (a pipe handle, a pipe or a "
+                                      f"buffer) that the `if` at line {where.lineno} chooses",
+                                      where.test, names)
             if st is None and name in f.lost_buffers:
                 # `b = scr` in one branch, `b = scr2` in the other: read as a runtime value, `b`
                 # viewed no buffer at all, so a partition that wrote through it raced with one
@@ -1413,6 +1435,7 @@ class Builder(BuildRules, ConstexprRules):
             f.undefined.pop(target.id, None)
             f.lost.discard(target.id)
             f.lost_buffers.pop(target.id, None)
+            f.lost_by.pop(target.id, None)
             self.bound_at[f.kir(target.id)] = node
             if shape is None:
                 self.tuple_shapes.pop(f.kir(target.id), None)
@@ -2022,7 +2045,13 @@ class Builder(BuildRules, ConstexprRules):
             (env_else, dict(self.tuple_shapes), dict(self.bound_at)), sites_before)
         then = then + tuple(bound[0])
         orelse = orelse + tuple(bound[1])
+        lost_before = set(f.lost)
         self._merge(before, [env_then, env_else], both=True)
+        deciders = self.kernel_constexprs_of(cond) if folded is None and not runtime else None
+        if deciders:
+            for name in f.lost - lost_before:
+                if any(_compile_time_only(env.get(name)) for env in (env_then, env_else)):
+                    f.lost_by[name] = (deciders, s)
         if runtime:
             self.poisoned_after(before, [env_then, env_else])
             # an scf.if: a name one branch binds (and not before) is undefined after it
@@ -2041,6 +2070,7 @@ class Builder(BuildRules, ConstexprRules):
             f.env[name] = value
             f.lost.discard(name)
             f.lost_buffers.pop(name, None)
+            f.lost_by.pop(name, None)
             self.tuple_shapes.pop(f.kir(name), None)
         if tensor and isinstance(folded, (bool, int)) and has_events(orelse if folded else then):
             # an `if` on a tensor of a folded value (tensor_condition) whose branch that never
@@ -2734,6 +2764,64 @@ class Builder(BuildRules, ConstexprRules):
                            node, check="unsupported-expression")
         self.constexpr_operands(f"`{text}`", node.args[:1])
 
+    def kernel_constexprs_of(self, cond: K.Expr) -> frozenset:
+        """The kernel's constexpr parameters (unbound in this build) that decide ``cond`` when
+        it reads nothing else: each name it reads is one of them (the kernel body's own), or a
+        partition's parameter given an expression of them (:attr:`Frame.constexpr_sources`;
+        a helper reads its caller's names in place). Empty when ``cond`` reads anything else
+        (a run-time value, a local binding)."""
+        names: set[str] = set()
+        part = self.frames[1] if self.in_partition and len(self.frames) > 1 else None
+        for x in K.walk_expr(cond):
+            if isinstance(x, K.Name):
+                if part is not None and x.id in part.constexpr_sources:
+                    names |= part.constexpr_sources[x.id]
+                elif part is None and x.id in self.constexpr_params:
+                    names.add(x.id)
+                else:
+                    return frozenset()
+            elif not isinstance(x, (K.Const, K.Global, K.BinOp, K.UnaryOp, K.Compare,
+                                    K.BoolOp)):
+                return frozenset()
+        return frozenset(n for n in names if type(self.bind.get(n)) is not int)
+
+    def expr_static(self, node: ast.expr) -> Optional[Static]:
+        """The compile-time value ``node`` holds, read without building it (a name's binding,
+        a tuple's items, a pipe's `writer()` / `reader(...)`), else None."""
+        if isinstance(node, ast.Name):
+            f = self.frame
+            return f.env.get(node.id) if node.id not in f.undefined else None
+        if isinstance(node, ast.Tuple):
+            items = [self.expr_static(e) for e in node.elts]
+            return Static("tuple", tuple(items)) if any(items) else None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("writer", "reader"):
+            base = self.expr_static(node.func.value)
+            return Static("handle", None) if base is not None and base.kind == "pipe" else None
+        return None
+
+    def undecided_choice(self, what: str, test: ast.expr, names: frozenset) -> None:
+        """Stop the reading where the kernel's constexprs ``names``, unbound in this build,
+        decide which compile-time value (a pipe handle, a pipe, a buffer) a name or an
+        expression holds (``what``, by the condition ``test``): Python and Triton take the
+        branch the values choose, and only then is the value one the protocol view and the
+        lowering have. A check of SPECIALIZABLE (as a pipe capacity read from constexprs is),
+        so that tle-dump, a compile or a launch reads the kernel again with them bound, where
+        the condition folds (adversarial round 65: the generic reading refused it, "holds
+        different values on different paths" or unknown-handle, even under --param)."""
+        ordered = tuple(sorted(names))
+        config = self.frames[0].module.default_config
+        unread = (f" (DEFAULT_CONFIG, line {config[1]}, is no literal dict: tle-dump reads "
+                  f"no values from it)" if isinstance(config, tuple) and config
+                  and config[0] == "error" else _no_integer_in_config(config,
+                                                                      self.kernel_name, ordered))
+        raise CapacityOfConstexprs(
+            f"{what} by `{ast.unparse(test)}`, of constexpr {', '.join(ordered)}: give "
+            f"{'it a value' if len(ordered) == 1 else 'them values'} (DEFAULT_CONFIG's "
+            f"\"constexprs\", tle-dump --param {ordered[0]}=..., or a launch's), with which the "
+            f"kernel is read specialised and only the chosen value exists{unread}",
+            self.loc(test), ordered, self.kernel_name, config)
+
     def e_IfExp(self, node: ast.IfExp) -> tuple[K.Expr, Optional[Static]]:
         """``a if c else b``: an ``ifexp`` operation (the lowering refuses it); a pipe event in
         ``a`` or ``b`` would depend on data (an error)."""
@@ -2750,6 +2838,15 @@ class Builder(BuildRules, ConstexprRules):
         if isinstance(folded, (bool, int, float)) and not tensor:
             # decided now, as an `if` on a constant is: only the operand Python evaluates exists
             return self.expr(node.body if folded else node.orelse)
+        deciders = None if folded is not None or tensor or self.is_runtime(test) \
+            else self.kernel_constexprs_of(test)
+        if deciders and any(_compile_time_only(self.expr_static(b))
+                            for b in (node.body, node.orelse)):
+            # a handle, pipe or buffer chosen by the kernel's constexprs (`wa if C > 3 else
+            # wb`): an `ifexp` of them is no value the protocol view or the lowering has, so
+            # the kernel is read with the constexprs bound, where only the chosen one exists
+            self.undecided_choice(f"`{ast.unparse(node)}` chooses a pipe handle, a pipe or a "
+                                  f"buffer", node.test, deciders)
         branches = []
         for b in (node.body, node.orelse):
             saved, self.sequential = self.sequential, 0
@@ -4192,6 +4289,12 @@ class Builder(BuildRules, ConstexprRules):
                         frame.body_items[p] = items
             bindings = []
             for p, (e, st) in zip(names, argv):
+                read = {x.id for x in K.walk_expr(e) if isinstance(x, K.Name)}
+                if read and read <= self.constexpr_params and all(
+                        isinstance(x, (K.Name, K.Const, K.Global, K.BinOp, K.UnaryOp, K.Compare,
+                                       K.BoolOp)) for x in K.walk_expr(e)):
+                    # (a condition on `p` is one on these constexprs: kernel_constexprs_of)
+                    frame.constexpr_sources[p] = frozenset(read)
                 found = tensor_item(e, assigns, p)
                 if found is not None:
                     where, te, r = found
