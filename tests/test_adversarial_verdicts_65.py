@@ -29,11 +29,18 @@ False verdicts, fixed:
   at the join, and no specialised reading was tried (a false refusal of correct code).
   FIXED: frontend/build.py ``kernel_constexprs_of`` / ``undecided_choice``: where a condition
   that reads only the kernel's unbound constexprs (directly, or through partition parameters
-  given them) chooses a handle, a pipe or a buffer, the generic reading stops as a pipe
+  given them) chooses a pipe handle or a pipe, the generic reading stops as a pipe
   capacity read from constexprs does (CapacityOfConstexprs, check ``constexpr-operand``), and
   tle-dump (a compile, a launch) reads the kernel specialised, where the condition folds:
   verified at C = 5 and lowered with ``ka``'s barriers, rejected at ``--param C=2``; a handle
   chosen at run time (``N > 3``, ``C > N``) is refused as before (docs/language.md).
+- Two free buffers one name spells were read as one buffer: a helper ``def mk2(): fb =
+  tle.gpu.alloc(...); return fb`` called twice (``fa = mk2(); fc = mk2()``), or ``fc =
+  tle.gpu.alloc(...); fa = fc; fc = tle.gpu.alloc(...)``, one partition writing ``fa`` and the
+  other reading ``fc`` (two buffers, no race), was rejected as a ``buffer-race`` on `fb` (`fc`):
+  the KIR named each free buffer by the variable first bound to it, the same for both. FIXED:
+  frontend/build.py ``name_buffer`` numbers a name another buffer holds (``fb_2``), so each
+  buffer is its own in the race check and the kernel IR (the .kir text reads back so).
 
 Checked and held (no hole found): a pipe's writer obtained twice (``w2 = kv.writer()``, one
 acquiring and the other committing), through a helper that returns it, in a tuple unpacked,
@@ -70,8 +77,10 @@ a pipe written and read by one partition.
 Left open: a tl.static_range loop whose variable a pipe index divides (``w.acquire(p // 2)``)
 is refused as non-affine unless the body also picks a tuple item by it (the loop is then
 unrolled), and a handle chosen by a tl.static_range variable (``wa if j == 0 else wb``) stays
-refused (unknown-handle); a handle a bool constexpr chooses (DEFAULT_CONFIG ``{"C": True}``) is refused until an integer is given
-(``--param C=1``), as a pipe capacity of a bool is.
+refused (unknown-handle); a handle a bool constexpr chooses (DEFAULT_CONFIG ``{"C": True}``)
+is refused until an integer is given (``--param C=1``), as a pipe capacity of a bool is; a
+free buffer a constexpr chooses keeps its rules (a conditional expression reaches both, an
+`if` binding it is unknown-buffer), not read specialised.
 """
 
 from __future__ import annotations
@@ -169,7 +178,8 @@ RING_FB = (RING_FB
                     "def consume(kv, y_ptr, N, C: tl.constexpr, fb):"))
 #: a store of the free buffer, and a store out of what it holds
 FB_STORE = "    tl.store(tle.gpu.local_ptr(fb), tl.zeros([2, 64], tl.float32))\n"
-FB_READ = "    tl.store(y_ptr + 128 + tl.arange(0, 64), tl.sum(tl.load(tle.gpu.local_ptr(fb)), 0))\n"
+FB_READ = ("    tl.store(y_ptr + 128 + tl.arange(0, 64), "
+           "tl.sum(tl.load(tle.gpu.local_ptr(fb)), 0))\n")
 
 
 def test_a_helpers_free_buffer_is_not_another_calls_pipe_field(tmp_path, capsys):
@@ -300,3 +310,38 @@ def test_held_a_handle_chosen_at_run_time_is_refused(tmp_path, capsys, choose):
     expect(code, err, ("rejected",))
     assert "read specialised" not in err and (
         "[unknown-handle]" in err or "holds different values on different paths" in err), err
+
+
+# ---------------------------------------------------- C: two free buffers one name spells
+
+#: round 28's ring whose writer stores to the free buffer `fa` and whose reader reads `fc`
+TWO_FREE = (RING_FB.replace("FB_W", "fa").replace("FB_R", "fc")
+            .replace("    w = kv.writer()\n", "    w = kv.writer()\n" + FB_STORE)
+            .replace("    r = kv.reader()\n", "    r = kv.reader()\n" + FB_READ)
+            + "\n\ndef mk2():\n    fb = tle.gpu.alloc([2, 64], tl.float32)\n    return fb\n")
+
+
+@pytest.mark.parametrize("decls", [
+    "fa = mk2()\nfc = mk2()",
+    "fc = tle.gpu.alloc([2, 64], tl.float32)\nfa = fc\nfc = tle.gpu.alloc([2, 64], tl.float32)",
+    "fb = tle.gpu.alloc([2, 64], tl.float32)\nfa = fb\nfc = mk2()",
+], ids=["helper-twice", "name-bound-again", "helper-beside-body"])
+def test_two_free_buffers_of_one_name_are_two(tmp_path, capsys, decls):
+    """Before: rejected, buffer-race on `fb` (or `fc`): the two buffers had one KIR name."""
+    text = TWO_FREE.replace("    fb = mkbuf()\n",
+                            "".join(f"    {line}\n" for line in decls.splitlines()))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    code, kir, err = run_dump(capsys, "--print-ir", "-p", "verify-protocol",
+                              str(tmp_path / "kernel.py"))
+    assert code == 0, err
+    assert len([ln for ln in kir.splitlines() if ln.startswith("  buffer ")]) == 2, kir
+    (tmp_path / "k.kir").write_text(kir)
+    code, _, err = run_dump(capsys, "-q", str(tmp_path / "k.kir"))
+    expect(code, err, "verified")
+
+
+def test_held_one_free_buffer_under_two_names_still_races(tmp_path, capsys):
+    text = TWO_FREE.replace("    fb = mkbuf()\n", "    fa = mk2()\n    fc = fa\n")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[buffer-race]"))

@@ -617,8 +617,8 @@ class Frame:
     constexprs: set = field(default_factory=set)
     # lost names that held a free shared buffer on some path: name -> those buffers' names
     lost_buffers: dict = field(default_factory=dict)
-    # lost names that an `if` on the kernel's constexprs alone bound to different handles,
-    # pipes or buffers: name -> (those constexprs, the `if`); bound, the `if` is decided
+    # lost names that an `if` on the kernel's constexprs alone bound to different handles or
+    # pipes: name -> (those constexprs, the `if`); bound, the `if` is decided
     # (Builder.undecided_choice)
     lost_by: dict = field(default_factory=dict)
     # a partition's parameters given an expression of the kernel's constexpr parameters:
@@ -672,12 +672,14 @@ class Frame:
 
 def _compile_time_only(st: Optional[Static]) -> bool:
     """Whether ``st`` is (or holds) a value that exists only when the kernel is read: a pipe
-    handle, a pipe or a shared buffer, which no run-time choice can pick."""
+    handle or a pipe, which no run-time choice can pick. (A free buffer chosen so keeps its
+    own rules, docs/semantics.md "Free shared buffers": a conditional expression reaches
+    both, a name an `if` binds to two is unknown-buffer.)"""
     if st is None:
         return False
     if st.kind == "tuple":
         return any(_compile_time_only(x) for x in st.value)
-    return st.kind in ("handle", "pipe", "buffer")
+    return st.kind in ("handle", "pipe")
 
 
 def _is_none(e: K.Expr) -> bool:
@@ -894,8 +896,8 @@ class Builder(BuildRules, ConstexprRules):
             loc = self.loc(node)
             if st is None and name in f.lost_by:
                 names, where = f.lost_by[name]
-                self.undecided_choice(f"`{name}` holds a value (a pipe handle, a pipe or a "
-                                      f"buffer) that the `if` at line {where.lineno} chooses",
+                self.undecided_choice(f"`{name}` holds a pipe handle or a pipe that the `if` at "
+                                      f"line {where.lineno} chooses",
                                       where.test, names)
             if st is None and name in f.lost_buffers:
                 # `b = scr` in one branch, `b = scr2` in the other: read as a runtime value, `b`
@@ -1417,9 +1419,9 @@ class Builder(BuildRules, ConstexprRules):
                                node, check="verb-as-value" if st.kind == "method" else "frontend")
             if st is not None and st.kind == "buffer" and st.value[1] is None:
                 # a free buffer gets the name of its variable
-                self.name_buffer(st, target.id, node)
-                st = Static("buffer", (st.value[0], target.id))
-                e = K.BufferRef(target.id, self.loc(node))
+                named = self.name_buffer(st, target.id, node)
+                st = Static("buffer", (st.value[0], named))
+                e = K.BufferRef(named, self.loc(node))
             if st is not None and st.kind == "tuple":
                 e = self.without_field_buffers(e, st)  # (ring_buf,): no buffer of the KIR
             self.string_binding(target.id, self.wide_fold(e), node)
@@ -2802,10 +2804,10 @@ class Builder(BuildRules, ConstexprRules):
 
     def undecided_choice(self, what: str, test: ast.expr, names: frozenset) -> None:
         """Stop the reading where the kernel's constexprs ``names``, unbound in this build,
-        decide which compile-time value (a pipe handle, a pipe, a buffer) a name or an
-        expression holds (``what``, by the condition ``test``): Python and Triton take the
-        branch the values choose, and only then is the value one the protocol view and the
-        lowering have. A check of SPECIALIZABLE (as a pipe capacity read from constexprs is),
+        decide which compile-time value (a pipe handle or a pipe) a name or an expression
+        holds (``what``, by the condition ``test``): Python and Triton take the branch the
+        values choose, and only then is the value one the protocol view and the lowering
+        have. A check of SPECIALIZABLE (as a pipe capacity read from constexprs is),
         so that tle-dump, a compile or a launch reads the kernel again with them bound, where
         the condition folds (adversarial round 65: the generic reading refused it, "holds
         different values on different paths" or unknown-handle, even under --param)."""
@@ -2842,11 +2844,11 @@ class Builder(BuildRules, ConstexprRules):
             else self.kernel_constexprs_of(test)
         if deciders and any(_compile_time_only(self.expr_static(b))
                             for b in (node.body, node.orelse)):
-            # a handle, pipe or buffer chosen by the kernel's constexprs (`wa if C > 3 else
-            # wb`): an `ifexp` of them is no value the protocol view or the lowering has, so
-            # the kernel is read with the constexprs bound, where only the chosen one exists
-            self.undecided_choice(f"`{ast.unparse(node)}` chooses a pipe handle, a pipe or a "
-                                  f"buffer", node.test, deciders)
+            # a handle or a pipe chosen by the kernel's constexprs (`wa if C > 3 else wb`): an
+            # `ifexp` of them is no value the protocol view or the lowering has, so the kernel
+            # is read with the constexprs bound, where only the chosen one exists
+            self.undecided_choice(f"`{ast.unparse(node)}` chooses a pipe handle or a pipe",
+                                  node.test, deciders)
         branches = []
         for b in (node.body, node.orelse):
             saved, self.sequential = self.sequential, 0
@@ -3851,11 +3853,23 @@ class Builder(BuildRules, ConstexprRules):
         self.buffers[key] = buf
         return K.Const(None, loc), Static("buffer", (key, None))
 
-    def name_buffer(self, st: Static, name: str, node: ast.AST) -> None:
+    def name_buffer(self, st: Static, name: str, node: ast.AST) -> str:
+        """Name the free buffer ``st`` after the variable ``name`` first bound to it; the name
+        the KIR gives it. A name another buffer already holds (a helper's local `fb` of two
+        calls, `fb` bound to a second alloc while `fa = fb` keeps the first, a helper's `fb`
+        beside the kernel body's) is numbered, `fb_2`: one name for two buffers read them as
+        one, whose partitions' accesses raced (adversarial round 65)."""
         key = st.value[0]
+        if name in self.free_buffers:
+            base, k = name, 2
+            while f"{base}_{k}" in self.free_buffers or any(
+                    f"{base}_{k}" in ids for ids in self.spelt()):
+                k += 1
+            name = f"{base}_{k}"
         buf = self.buffers[key]
         self.buffers[key] = K.Buffer(name, buf.shape, buf.dtype, buf.loc)
         self.free_buffers[name] = self.buffers[key]
+        return name
 
     def declare_pipe(self, node: ast.Call, var: Optional[str]) -> K.PipeDecl:
         """``tle.pipe(...)`` at the top level of the kernel body: the declaration rules of the
