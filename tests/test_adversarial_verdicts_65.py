@@ -345,3 +345,105 @@ def test_held_one_free_buffer_under_two_names_still_races(tmp_path, capsys):
     text = TWO_FREE.replace("    fb = mkbuf()\n", "    fa = mk2()\n    fc = fa\n")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, ("rejected", "[buffer-race]"))
+
+
+# ------------------------------------------------------------------------ D: probes that held
+
+READS = loop("for p in range(N):", get("p"))
+WRITES = loop("for p in range(N):", put("p"))
+#: helpers: a writer made in a helper, a window three helpers deep, a recursive window, a
+#: window that reads its slot after the release
+HELPERS = (
+    "\n\ndef wr(kv):\n    return kv.writer()\n"
+    "\n\ndef a1(w, x_ptr, p):\n    a2(w, x_ptr, p)\n"
+    "\n\ndef a2(w, x_ptr, p):\n    a3(w, x_ptr, p)\n    a3(w, x_ptr, p)\n"
+    f"\n\ndef a3(w, x_ptr, p):\n    s = w.acquire(p)\n    {FILL}\n    w.commit(p)\n"
+    "\n\ndef rec(w, x_ptr, p, d: tl.constexpr):\n    if d > 0:\n        rec(w, x_ptr, p, d - 1)\n"
+    f"\n\ndef late(r, y_ptr, p):\n    res = r.wait(p)\n    r.release(p)\n    {DRAIN}\n"
+    "\n\ndef run(late, r, y_ptr, p):\n    late(r, y_ptr, p)\n"
+    f"\n\ndef good(r, y_ptr, p):\n    res = r.wait(p)\n    {DRAIN}\n    r.release(p)\n"
+)
+HELD = {
+    "writer obtained twice": (
+        loop("for p in range(N):", f"w2 = kv.writer()\ns = w2.acquire(p)\n{FILL}\nw.commit(p)"),
+        READS, "verified"),
+    "writer in the reader's partition": (
+        WRITES, READS + "w3 = kv.writer()\ns = w3.acquire(N)\nw3.commit(N)\n",
+        ("rejected", "[two-writers]")),
+    "writer returned by a helper": ("w = wr(kv)\n" + WRITES, READS, "verified"),
+    "a helper's window twice, three deep": (
+        loop("for p in range(N):", "a1(w, x_ptr, p)"), READS, ("rejected", "[phase-aliasing]")),
+    "recursion": (loop("for p in range(N):", "rec(w, x_ptr, p, 1)"), READS,
+                  ("rejected", "[recursion]")),
+    "a parameter shadowing a helper's name": (
+        WRITES, loop("for p in range(N):", "run(good, r, y_ptr, p)"), "verified"),
+    "a parameter shadowing it, given the late helper": (
+        WRITES, loop("for p in range(N):", "run(late, r, y_ptr, p)"),
+        ("rejected", "[access-outside-window]")),
+    "a negative static_range step": (
+        loop("for p in tl.static_range(3, -1, -1):", put("3 - p")),
+        loop("for p in range(4):", get("p")), "verified"),
+    "a negative static_range step, unreversed": (
+        loop("for p in tl.static_range(3, -1, -1):", put("p")),
+        loop("for p in range(4):", get("p")), ("rejected", "[phase-aliasing]")),
+    "tl.range's num_stages by position": (
+        loop("for p in tl.range(0, N, 1, 3):", put("p")), READS, ("rejected", "[bad-loop]")),
+    "a skipped index past the cutoff": (
+        loop("for p in range(N):", loop("if p != 777:", put("p"))), READS,
+        ("rejected", "[wait-never-committed]", "when N=778")),
+    "the loop variable rebound": (
+        loop("for p in range(N):", "p = p + 1\n" + put("p - 1")), READS, "verified"),
+    "the loop variable rebound, used": (
+        loop("for p in range(N):", "p = p + 1\n" + put("p")), READS,
+        ("rejected", "[wait-never-committed]")),
+    "an index stepping past a phase": (
+        loop("for p in range(N):", put("4 * p")), loop("for p in range(N):", get("4 * p")),
+        ("rejected", "[phase-aliasing]")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HELD))
+def test_held_handles_helpers_and_loops(tmp_path, capsys, name):
+    writer, reader, want = HELD[name]
+    code, err = dump(tmp_path, capsys, kernel(writer, reader, extra=HELPERS))
+    expect(code, err, want)
+
+
+WS = ("tle.gpu.warp_specialize([(produce, (kv, x_ptr, N, C)), (consume, (kv, y_ptr, N, C))],\n"
+      "                            [4], [232])")
+PARTS = "[(produce, (kv, x_ptr, N, C)), (consume, (kv, y_ptr, N, C))]"
+WS_HELD = {
+    "a lambda": ("tle.gpu.warp_specialize([(produce, (kv, x_ptr, N, C)), (lambda kv, y, n, c: "
+                 "consume(kv, y, n, c), (kv, y_ptr, N, C))], [4], [232])", "[unknown-partition]"),
+    "a partial": ("tle.gpu.warp_specialize([(produce, (kv, x_ptr, N, C)), (functools.partial("
+                  "consume, kv), (y_ptr, N, C))], [4], [232])", "[unknown-partition]"),
+    "twice": (WS + "\n    " + WS, "[bad-warp-specialize]"),
+    "in an if": ("if N > 0:\n        " + WS.replace("\n", "\n    "), "[bad-warp-specialize]"),
+    "its list in a variable": (f"parts = {PARTS}\n    tle.gpu.warp_specialize(parts, [4], [232])",
+                               "[bad-warp-specialize]"),
+    "more warp counts than workers": (f"tle.gpu.warp_specialize({PARTS}, [4, 4], [232, 232])",
+                                      "[bad-warp-specialize]"),
+    "3 warps": (f"tle.gpu.warp_specialize({PARTS}, [3], [232])", "[bad-warps]"),
+    "233 registers": (f"tle.gpu.warp_specialize({PARTS}, [4], [233])", "[bad-warp-specialize]"),
+    "one function twice": ("tle.gpu.warp_specialize([(produce, (kv, x_ptr, N, C)), (prod2, "
+                           "(kv, x_ptr, N, C))], [4], [232])", "[duplicate-partition]"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WS_HELD))
+def test_held_partitions_the_kernel_cannot_run_are_refused(tmp_path, capsys, name):
+    call, check = WS_HELD[name]
+    text = kernel(loop("for p in range(N):", put("p")), READS,
+                  extra="\n\nimport functools\n\nprod2 = produce\n")
+    assert WS in text
+    code, err = dump(tmp_path, capsys, text.replace(WS, call))
+    expect(code, err, ("rejected", check))
+
+
+def test_held_a_partitions_returned_atomic_runs(tmp_path, capsys):
+    """A worker's `return tl.atomic_add(...)`: the value is dropped, the atomic kept."""
+    code, err = dump(tmp_path, capsys, kernel(WRITES, READS + "return tl.atomic_add(y_ptr, 1.0)"))
+    expect(code, err, "verified")
+    code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert code == 0, err
+    assert "gl.atomic_add(y_ptr, 1.0)" in gluon.split("def consume(", 1)[1], gluon
