@@ -37,8 +37,9 @@ False verdicts, fixed:
 - Two free buffers one name spells were read as one buffer: a helper ``def mk2(): fb =
   tle.gpu.alloc(...); return fb`` called twice (``fa = mk2(); fc = mk2()``), or ``fc =
   tle.gpu.alloc(...); fa = fc; fc = tle.gpu.alloc(...)``, one partition writing ``fa`` and the
-  other reading ``fc`` (two buffers, no race), was rejected as a ``buffer-race`` on `fb` (`fc`):
-  the KIR named each free buffer by the variable first bound to it, the same for both. FIXED:
+  other reading ``fc`` (two buffers, no race), was rejected as a ``buffer-race`` on `fb` (`fc`),
+  and so were two partitions each allocating its own ``scr``: the KIR named each free buffer by
+  the variable first bound to it, the same for both. FIXED:
   frontend/build.py ``name_buffer`` numbers a name another buffer holds (``fb_2``), so each
   buffer is its own in the race check and the kernel IR (the .kir text reads back so).
 
@@ -447,3 +448,14 @@ def test_held_a_partitions_returned_atomic_runs(tmp_path, capsys):
     code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
     assert code == 0, err
     assert "gl.atomic_add(y_ptr, 1.0)" in gluon.split("def consume(", 1)[1], gluon
+
+
+def test_two_partitions_own_buffers_of_one_name_are_two(tmp_path, capsys):
+    """Each partition allocating its own `scr` (one writes it, the other reads its own): two
+    buffers. Before: rejected, buffer-race on `scr` (one KIR name for both)."""
+    own = "scr = tle.gpu.alloc([64], tl.float32)\n"
+    writer = own + "tl.store(tle.gpu.local_ptr(scr), tl.load(x_ptr + tl.arange(0, 64)))\n"
+    reader = own + ("tl.store(y_ptr + 256 + tl.arange(0, 64), "
+                    "tl.load(tle.gpu.local_ptr(scr)))\n")
+    code, err = dump(tmp_path, capsys, kernel(writer + WRITES, reader + READS))
+    expect(code, err, "verified")
