@@ -66,14 +66,19 @@ keyword-only one read as Triton reads it, the module's constexpr of its name); t
 ``num_stages``, ``loop_unroll_factor``, ``warp_specialize``, ``flatten``,
 ``disallow_acc_multi_buffer`` and ``disable_licm``, by keyword or by position (bad-loop);
 tl.static_range and range with negative steps (``3 - p`` verified, ``p`` rejected), indices
-``2 * p``, ``2 * p + 1``, ``N - 1 - p``, ``-p`` and ``p // 2``, ``p % 2`` (non-affine), nested
+``2 * p`` and ``2 * p + 1`` (verified), ``3 * p``, ``4 * p``, ``N - 1 - p``, ``2 * p + N``
+(phase-aliasing), ``-p`` (negative-index), ``p // 2`` and ``p % 2`` (non-affine), nested
 loops whose inner bounds read the outer variable (bounded), constants past the cutoff in
 conditions (``p != 777``, ``p % 700``: the fault found past N = 700); chained assignments of
 events (refused), unpacking of an event's tuple; loop variables rebound in the body (read as
 Python reads them); slots and wait results carried across iterations (unknown-slot); waits and
 loads of a slot handed to helpers as arguments, tuples and keywords (loaded before the release,
 as lowered); pipe and field names that collide with the lowered module's names (renamed);
-a pipe written and read by one partition.
+a pipe written and read by one partition; a pipe passed twice to one partition (two handles
+of its reader); pointer arguments handed to partitions under each other's names, through a
+tuple item, `+ 0` or a kernel-body alias (the race found by value); worker partitions of 1, 2
+and 8 warps writing a pipe; a pipe handle chosen by a constexpr through a compile of
+``compile_kernel(k, sig, {"C": 5})`` (lowered, ``C=2`` refused).
 
 Left open: a tl.static_range loop whose variable a pipe index divides (``w.acquire(p // 2)``)
 is refused as non-affine unless the body also picks a tuple item by it (the loop is then
@@ -459,3 +464,17 @@ def test_two_partitions_own_buffers_of_one_name_are_two(tmp_path, capsys):
                     "tl.load(tle.gpu.local_ptr(scr)))\n")
     code, err = dump(tmp_path, capsys, kernel(writer + WRITES, reader + READS))
     expect(code, err, "verified")
+
+
+@pytest.mark.parametrize("c, want", [("5", "verified"), ("2", ("rejected", "[unconsumed]"))])
+def test_a_pipe_the_kernel_body_chooses_by_a_constexpr(tmp_path, capsys, c, want):
+    """`kk = ka if C > 3 else kb` in the kernel body, handed to the writer: before, rejected
+    (unknown-handle) at any C; now read specialised to C."""
+    text = (chosen("h = ka.writer()")
+            .replace("    tle.gpu.warp_specialize([(produce, (ka, kb,",
+                     "    kk = ka if C > 3 else kb\n"
+                     "    tle.gpu.warp_specialize([(produce, (kk, kb,")
+            .replace('"constexprs": {"C": 5}', '"constexprs": {"C": ' + c + "}"))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+    assert f"read specialised to C={c}" in err, err
