@@ -9,6 +9,14 @@ main().
 
 False verdicts, fixed:
 
+- ``t = (tle.gpu.alloc([2, 64], tl.float32),)``, ``fa = t[0]``, ``fc = t[0]`` (or ``fa, _ =
+  t`` twice, or ``t`` a helper's returned tuple): one shared buffer under two names, the
+  writer partition storing into ``fa`` and the reader loading ``fc`` with no barrier between
+  them, a data race, was verified, exit 0: the builder named a free buffer at each binding of
+  an unnamed one, so the tuple's item got a second name and the kernel IR two buffers, which
+  the race check (frontend/protocol.py ``check_free_buffers``, by name) took apart. FIXED:
+  frontend/build.py ``name_buffer`` keeps the name a buffer was first given (``buffer_names``,
+  per allocation): rejected, ``buffer-race`` on `fa`; read by both partitions it is verified.
 - ``ka = mk("ka"); kb = mk("kb")`` of ``def mk(nm: tl.constexpr): return tle.pipe(capacity=2,
   name=nm, tile=tle.gpu.alloc([2, 64], tl.float32))`` (a helper that declares one pipe per call,
   two correct rings) was refused, ``aliased-buffer``: "the tle.gpu.alloc at line 43 is already
@@ -478,3 +486,39 @@ def test_a_pipe_the_kernel_body_chooses_by_a_constexpr(tmp_path, capsys, c, want
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, want)
     assert f"read specialised to C={c}" in err, err
+
+
+# -------------------------------------------- E: one free buffer reached under two names
+
+#: round 28's ring whose writer stores to `fa` and whose reader reads `fc`, DECL binding them
+ONE_FREE = (RING_FB.replace("FB_W", "fa").replace("FB_R", "fc")
+            .replace("    w = kv.writer()\n", "    w = kv.writer()\n" + FB_STORE)
+            .replace("    r = kv.reader()\n", "    r = kv.reader()\n" + FB_READ)
+            + "\n\ndef mkt():\n    return (tle.gpu.alloc([2, 64], tl.float32),)\n")
+ONE_BUFFER_TWICE = {
+    "tuple-item": "t = (tle.gpu.alloc([2, 64], tl.float32),)\nfa = t[0]\nfc = t[0]",
+    "tuple-unpacked": "t = (tle.gpu.alloc([2, 64], tl.float32), 1)\nfa, _ = t\nfc, _ = t",
+    "helper-tuple": "t = mkt()\nfa = t[0]\nfc = t[0]",
+}
+
+
+@pytest.mark.parametrize("decls", ONE_BUFFER_TWICE.values(), ids=ONE_BUFFER_TWICE.keys())
+def test_one_buffer_bound_twice_from_a_tuple_races(tmp_path, capsys, decls):
+    """Before: verified, exit 0: `fa` and `fc`, one tle.gpu.alloc reached through a tuple's
+    item twice, were two buffers of the KIR (each named at its binding), so the writer's store
+    into `fa` and the reader's load of `fc`, unordered accesses of one shared buffer, were no
+    race to the check."""
+    text = ONE_FREE.replace("    fb = mkbuf()\n",
+                            "".join(f"    {line}\n" for line in decls.splitlines()))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[buffer-race]", "shared buffer `fa`", "'produce' writes it",
+                       "'consume' reads it"))
+
+
+def test_held_one_buffer_bound_twice_read_by_both_is_verified(tmp_path, capsys):
+    """The twin: both partitions only read it (the writer's store moved to the reader)."""
+    text = (ONE_FREE.replace("    fb = mkbuf()\n", "    t = mkt()\n    fa = t[0]\n    fc = t[0]\n")
+            .replace("    w = kv.writer()\n" + FB_STORE,
+                     "    w = kv.writer()\n" + FB_READ.replace("y_ptr + 128", "x_ptr + 128")))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")

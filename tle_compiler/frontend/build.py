@@ -783,6 +783,7 @@ class Builder(BuildRules, ConstexprRules):
         #: one key per evaluation of a tle.gpu.alloc (:meth:`alloc`) -> buffer (free ones named)
         self.buffers: dict[int, K.Buffer] = {}
         self.allocs = 0  # the evaluations of tle.gpu.alloc so far (their keys)
+        self.buffer_names: dict[int, str] = {}  # key -> the free buffer's name (name_buffer)
         # buffer key -> (pipe, field, location of the field) once it is a pipe field
         self.buffer_owner: dict[int, tuple[str, str, Loc]] = {}
         self.free_buffers: dict[str, K.Buffer] = {}
@@ -3858,8 +3859,14 @@ class Builder(BuildRules, ConstexprRules):
         the KIR gives it. A name another buffer already holds (a helper's local `fb` of two
         calls, `fb` bound to a second alloc while `fa = fb` keeps the first, a helper's `fb`
         beside the kernel body's) is numbered, `fb_2`: one name for two buffers read them as
-        one, whose partitions' accesses raced (adversarial round 65)."""
+        one, whose partitions' accesses raced. And a buffer named already keeps its name: one
+        reached again unnamed (`t = (tle.gpu.alloc(...),)`, then `fa = t[0]` and `fc = t[0]`,
+        or a helper's returned tuple) got a second name, two buffers of the KIR, and a
+        partition writing `fa` beside one reading `fc` was verified: a race (adversarial round
+        65)."""
         key = st.value[0]
+        if key in self.buffer_names:
+            return self.buffer_names[key]
         if name in self.free_buffers:
             base, k = name, 2
             while f"{base}_{k}" in self.free_buffers or any(
@@ -3869,6 +3876,7 @@ class Builder(BuildRules, ConstexprRules):
         buf = self.buffers[key]
         self.buffers[key] = K.Buffer(name, buf.shape, buf.dtype, buf.loc)
         self.free_buffers[name] = self.buffers[key]
+        self.buffer_names[key] = name
         return name
 
     def declare_pipe(self, node: ast.Call, var: Optional[str]) -> K.PipeDecl:
