@@ -10,7 +10,8 @@ main().
 False verdicts, fixed:
 
 - ``t = (tle.gpu.alloc([2, 64], tl.float32),)``, ``fa = t[0]``, ``fc = t[0]`` (or ``fa, _ =
-  t`` twice, or ``t`` a helper's returned tuple): one shared buffer under two names, the
+  t`` twice, or ``t`` a helper's returned tuple, or ``t`` handed to both partitions, one
+  binding ``fz = t[0]`` and the other ``fb = t[0]``): one shared buffer under two names, the
   writer partition storing into ``fa`` and the reader loading ``fc`` with no barrier between
   them, a data race, was verified, exit 0: the builder named a free buffer at each binding of
   an unnamed one, so the tuple's item got a second name and the kernel IR two buffers, which
@@ -522,3 +523,26 @@ def test_held_one_buffer_bound_twice_read_by_both_is_verified(tmp_path, capsys):
                      "    w = kv.writer()\n" + FB_READ.replace("y_ptr + 128", "x_ptr + 128")))
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, "verified")
+
+
+#: round 28's ring whose partitions take the tuple ARG_W / ARG_R and bind its item to a local
+PART_TUPLE = (RING_FB.replace("    fb = mkbuf()\n", "    t = mkt()\n")
+              .replace("FB_W", "ARG_W").replace("FB_R", "ARG_R")
+              .replace("    w = kv.writer()\n", "    w = kv.writer()\n    fz = fb[0]\n"
+                       + FB_STORE.replace("(fb)", "(fz)"))
+              .replace("    r = kv.reader()\n", "    r = kv.reader()\n    fb = fb[0]\n" + FB_READ)
+              + "\n\ndef mkt():\n    return (tle.gpu.alloc([2, 64], tl.float32),)\n")
+
+
+@pytest.mark.parametrize("arg_w, arg_r, want", [
+    ("t", "t", ("rejected", "[buffer-race]", "shared buffer `fz`")),
+    ("mkt()", "mkt()", "verified"),
+], ids=["one-tuple", "a-tuple-each"])
+def test_a_tuples_buffer_named_in_each_partition(tmp_path, capsys, arg_w, arg_r, want):
+    """One tuple `t` handed to both partitions, its buffer bound to `fz` in the writer and `fb`
+    in the reader: before, verified (two names, two buffers of the KIR) where they race. A
+    tuple allocated for each partition (`mkt()` twice): before, a buffer-race on `fb` (one
+    alloc node, one buffer); two buffers, verified."""
+    text = PART_TUPLE.replace("ARG_W", arg_w).replace("ARG_R", arg_r)
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
