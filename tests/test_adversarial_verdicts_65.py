@@ -18,6 +18,13 @@ False verdicts, fixed:
   the race check (frontend/protocol.py ``check_free_buffers``, by name) took apart. FIXED:
   frontend/build.py ``name_buffer`` keeps the name a buffer was first given (``buffer_names``,
   per allocation): rejected, ``buffer-race`` on `fa`; read by both partitions it is verified.
+- The writer handed ``(fa, t)`` storing through ``fb = fbs[0] if N > 0 else fbs[1][0]``, the
+  reader reading ``t[0]`` (bound to ``fc`` in the kernel body, or read as ``fr[0]``): at N = 0
+  both touch ``t``'s buffer unordered, and it was verified, exit 0. A tuple's item that is a
+  free buffer was None unless the tuple was built from a named one, so the conditional
+  expression reached ``fa`` alone. FIXED: frontend/build.py ``item_of`` gives such an item the
+  name its buffer was given since (``fc``), and ``e_IfExp`` names a buffer no name holds yet
+  (``_buf1``) where it is an operand, so the choice reaches both (docs/semantics.md).
 - ``ka = mk("ka"); kb = mk("kb")`` of ``def mk(nm: tl.constexpr): return tle.pipe(capacity=2,
   name=nm, tile=tle.gpu.alloc([2, 64], tl.float32))`` (a helper that declares one pipe per call,
   two correct rings) was refused, ``aliased-buffer``: "the tle.gpu.alloc at line 43 is already
@@ -544,5 +551,35 @@ def test_a_tuples_buffer_named_in_each_partition(tmp_path, capsys, arg_w, arg_r,
     tuple allocated for each partition (`mkt()` twice): before, a buffer-race on `fb` (one
     alloc node, one buffer); two buffers, verified."""
     text = PART_TUPLE.replace("ARG_W", arg_w).replace("ARG_R", arg_r)
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+
+
+#: the writer is handed `(fa, T_W)` and stores through `fbs[0] if N > 0 else fbs[1][0]`; the
+#: reader reads R_ARG's buffer (`fc`, bound to `t[0]` in the kernel body, or `t[0]` itself)
+CHOICE_OF_ITEM = (RING_FB.replace("    fb = mkbuf()\n", "    t = mkt()\nFC    fa = mkbuf()\n")
+                  .replace("FB_W", "(fa, T_W)").replace("FB_R", "R_ARG")
+                  .replace("def produce(kv, x_ptr, N, C: tl.constexpr, fb):\n    w = kv.writer()\n",
+                           "def produce(kv, x_ptr, N, C: tl.constexpr, fbs):\n    w = kv.writer()\n"
+                           "    fb = fbs[0] if N > 0 else fbs[1][0]\n" + FB_STORE)
+                  .replace("def consume(kv, y_ptr, N, C: tl.constexpr, fb):\n    r = kv.reader()\n",
+                           "def consume(kv, y_ptr, N, C: tl.constexpr, fr):\n    r = kv.reader()\n"
+                           "    fb = RD\n" + FB_READ)
+                  + "\n\ndef mkt():\n    return (tle.gpu.alloc([2, 64], tl.float32),)\n")
+
+
+@pytest.mark.parametrize("fc, t_w, r_arg, rd, want", [
+    ("    fc = t[0]\n", "t", "fc", "fr", ("rejected", "[buffer-race]", "shared buffer `fc`")),
+    ("", "t", "t", "fr[0]", ("rejected", "[buffer-race]")),
+    ("    fc = t[0]\n", "mkt()", "fc", "fr", "verified"),
+], ids=["named-in-the-body", "named-nowhere", "another-tuple"])
+def test_a_tuples_buffer_chosen_by_a_conditional_expression(tmp_path, capsys, fc, t_w, r_arg,
+                                                            rd, want):
+    """Before: verified, exit 0, in the first two: the tuple's item `fbs[1][0]` (the buffer the
+    reader reads) was None in `fbs[0] if N > 0 else fbs[1][0]`, so the writer's store at N = 0
+    reached `fa` alone for the race check. Now the item is the buffer (its name, or `_buf1`);
+    a tuple of its own (`mkt()` again) is another buffer, verified."""
+    text = (CHOICE_OF_ITEM.replace("FC", fc).replace("T_W", t_w).replace("R_ARG", r_arg)
+            .replace("RD", rd))
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, want)

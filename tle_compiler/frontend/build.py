@@ -987,6 +987,12 @@ class Builder(BuildRules, ConstexprRules):
             return K.PipeRef(item.value.name, loc), item
         if item is not None and item.kind == "buffer" and item.value[1] is not None:
             return K.BufferRef(item.value[1], loc), item
+        if item is not None and item.kind == "buffer" and item.value[0] in self.buffer_names:
+            # a tuple built before its buffer was named (`t = (tle.gpu.alloc(...),)`, then `fc
+            # = t[0]`): the name it was given (adversarial round 65: None, so an access through
+            # `t[0]` elsewhere reached no buffer the race check saw)
+            name = self.buffer_names[item.value[0]]
+            return K.BufferRef(name, loc), Static("buffer", (item.value[0], name))
         if item is not None and item.kind == "const":
             return dataclasses.replace(item.value, loc=loc), item
         if item is not None and item.kind != "tuple":
@@ -2855,7 +2861,14 @@ class Builder(BuildRules, ConstexprRules):
             saved, self.sequential = self.sequential, 0
             start = len(self.out)
             try:
-                e = self.value(b)
+                e, st = self.expr(b)
+                e = self.checked_value(b, e, st)
+                if st is not None and st.kind == "buffer" and st.value[1] is None \
+                        and st.value[0] not in self.buffer_owner:
+                    # a free buffer no name holds yet (a tuple's item, `t[0]`): named here, so
+                    # that the accesses through the choice reach it (it was None, and a
+                    # partition's store through `fa if N > 0 else t[0]` reached `fa` alone)
+                    e = K.BufferRef(self.name_buffer(st, self.unused_buffer_name(), b), e.loc)
             finally:
                 self.sequential = saved
             if not self.in_kernel_body():
@@ -3853,6 +3866,14 @@ class Builder(BuildRules, ConstexprRules):
         key = self.allocs
         self.buffers[key] = buf
         return K.Const(None, loc), Static("buffer", (key, None))
+
+    def unused_buffer_name(self) -> str:
+        """A name for a free buffer no variable names (`_buf1`, ...): no buffer's, and none a
+        file read spells."""
+        k = 1
+        while f"_buf{k}" in self.free_buffers or any(f"_buf{k}" in ids for ids in self.spelt()):
+            k += 1
+        return f"_buf{k}"
 
     def name_buffer(self, st: Static, name: str, node: ast.AST) -> str:
         """Name the free buffer ``st`` after the variable ``name`` first bound to it; the name
