@@ -25,6 +25,11 @@ False verdicts, fixed:
   expression reached ``fa`` alone. FIXED: frontend/build.py ``item_of`` gives such an item the
   name its buffer was given since (``fc``), and ``e_IfExp`` names a buffer no name holds yet
   (``_buf1``) where it is an operand, so the choice reaches both (docs/semantics.md).
+- A tuple's buffer handed to a helper (``st0(fb[1])`` storing through its parameter ``b``) was
+  an unbound name in the helper: the race check saw no store, and only the lowering's refusal
+  (``name '_st01_b' is not defined``) kept it from a verdict, for a racy kernel and a correct
+  one alike. FIXED: frontend/build.py ``inline`` names such a buffer for the parameter (``b``):
+  the race with a reader of ``fb[1]`` is found, a reader of ``fb[0]`` verified.
 - ``ka = mk("ka"); kb = mk("kb")`` of ``def mk(nm: tl.constexpr): return tle.pipe(capacity=2,
   name=nm, tile=tle.gpu.alloc([2, 64], tl.float32))`` (a helper that declares one pipe per call,
   two correct rings) was refused, ``aliased-buffer``: "the tle.gpu.alloc at line 43 is already
@@ -582,4 +587,27 @@ def test_a_tuples_buffer_chosen_by_a_conditional_expression(tmp_path, capsys, fc
     text = (CHOICE_OF_ITEM.replace("FC", fc).replace("T_W", t_w).replace("R_ARG", r_arg)
             .replace("RD", rd))
     code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+
+
+#: both partitions take the tuple `t` of two buffers; the writer stores into `t[1]` through a
+#: helper's parameter, the reader reads `t[R]`
+HELPER_ITEM = (RING_FB.replace("    fb = mkbuf()\n", "    t = (tle.gpu.alloc([2, 64], tl.float32), "
+                               "tle.gpu.alloc([2, 64], tl.float32))\n")
+               .replace("FB_W", "t").replace("FB_R", "t")
+               .replace("    w = kv.writer()\n", "    w = kv.writer()\n    st0(fb[1])\n")
+               .replace("    r = kv.reader()\n", "    r = kv.reader()\n    q = fb[R]\n"
+                        + FB_READ.replace("(fb)", "(q)"))
+               + "\n\ndef st0(b):\n" + FB_STORE.replace("(fb)", "(b)"))
+
+
+@pytest.mark.parametrize("item, want", [
+    ("1", ("rejected", "[buffer-race]", "shared buffer `b`")),
+    ("0", "verified"),
+], ids=["the-same-item", "the-other-item"])
+def test_a_tuples_buffer_given_to_a_helper(tmp_path, capsys, item, want):
+    """Before: rejected in both, by the lowering ("name '_st01_b' is not defined"): the helper's
+    parameter given a buffer no name held was an unbound name, whose store the race check did
+    not see either. Now named for the parameter: the race found, the other item verified."""
+    code, err = dump(tmp_path, capsys, HELPER_ITEM.replace("fb[R]", f"fb[{item}]"))
     expect(code, err, want)

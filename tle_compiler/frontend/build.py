@@ -3658,6 +3658,12 @@ class Builder(BuildRules, ConstexprRules):
                 # passes it as a constexpr, which the helper divides as Python does. Bound to a
                 # variable here, the lowered Gluon held it as a tensor and divided it as C does,
                 # where the verifier read Python's.
+                if st is not None and st.kind == "buffer" and st.value[1] is None \
+                        and st.value[0] not in self.buffer_owner:
+                    # a free buffer no name holds yet (`st0(t[1])`): named for the parameter,
+                    # so that the helper's accesses reach it (adversarial round 65: they reached
+                    # no buffer the race check saw, and the lowering an undefined name)
+                    st = Static("buffer", (st.value[0], self.name_buffer(st, p, node)))
                 if st is not None or isinstance(e, (K.Const, K.Global, K.DType, K.Name)) or (
                         self.static_arithmetic(e)) or self.constexpr_in_place(e):
                     frame.env[p] = st if st is not None else Static("const", e)
