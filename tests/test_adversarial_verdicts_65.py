@@ -107,7 +107,9 @@ unrolled), and a handle chosen by a tl.static_range variable (``wa if j == 0 els
 refused (unknown-handle); a handle a bool constexpr chooses (DEFAULT_CONFIG ``{"C": True}``)
 is refused until an integer is given (``--param C=1``), as a pipe capacity of a bool is; a
 free buffer a constexpr chooses keeps its rules (a conditional expression reaches both, an
-`if` binding it is unknown-buffer), not read specialised.
+`if` binding it is unknown-buffer), not read specialised; ``tle.gpu.local_ptr(t[1])`` of a
+tuple's buffer no name holds is refused ("takes a shared-memory buffer"): bind it to a name
+first (``b = t[1]``), which is read as that buffer.
 """
 
 from __future__ import annotations
