@@ -618,6 +618,13 @@ class Frame:
     constexprs: set = field(default_factory=set)
     # lost names that held a free shared buffer on some path: name -> those buffers' names
     lost_buffers: dict = field(default_factory=dict)
+    # lost names that an `if` on the kernel's constexprs alone bound to different handles or
+    # pipes: name -> (those constexprs, the `if`); bound, the `if` is decided
+    # (Builder.undecided_choice)
+    lost_by: dict = field(default_factory=dict)
+    # a partition's parameters given an expression of the kernel's constexpr parameters:
+    # parameter -> the constexprs it reads (Builder.kernel_constexprs_of)
+    constexpr_sources: dict = field(default_factory=dict)
     # names holding a tuple that an enclosing loop or if carries (Builder.carry_tuples): the
     # names of the scalar variables holding its items, or None for a tuple the frontend cannot
     # carry
@@ -662,6 +669,18 @@ class Frame:
 
     def kir(self, name: str) -> str:
         return self.prefix + name
+
+
+def _compile_time_only(st: Optional[Static]) -> bool:
+    """Whether ``st`` is (or holds) a value that exists only when the kernel is read: a pipe
+    handle or a pipe, which no run-time choice can pick. (A free buffer chosen so keeps its
+    own rules, docs/semantics.md "Free shared buffers": a conditional expression reaches
+    both, a name an `if` binds to two is unknown-buffer.)"""
+    if st is None:
+        return False
+    if st.kind == "tuple":
+        return any(_compile_time_only(x) for x in st.value)
+    return st.kind in ("handle", "pipe")
 
 
 def _is_none(e: K.Expr) -> bool:
@@ -762,8 +781,11 @@ class Builder(BuildRules, ConstexprRules):
         self.consts: dict[str, object] = {}  # KIR id -> value
         self.const_ids: dict[tuple[str, str], str] = {}  # (module path, name) -> KIR id
         self.pipes: dict[str, K.PipeDecl] = {}
-        self.buffers: dict[int, K.Buffer] = {}  # id(alloc node) -> buffer (free ones named)
-        # id(alloc node) -> (pipe, field, location of the field) once it is a pipe field
+        #: one key per evaluation of a tle.gpu.alloc (:meth:`alloc`) -> buffer (free ones named)
+        self.buffers: dict[int, K.Buffer] = {}
+        self.allocs = 0  # the evaluations of tle.gpu.alloc so far (their keys)
+        self.buffer_names: dict[int, str] = {}  # key -> the free buffer's name (name_buffer)
+        # buffer key -> (pipe, field, location of the field) once it is a pipe field
         self.buffer_owner: dict[int, tuple[str, str, Loc]] = {}
         self.free_buffers: dict[str, K.Buffer] = {}
         self.sequential = 0  # > 0 while building a statement that calls a helper
@@ -874,6 +896,11 @@ class Builder(BuildRules, ConstexprRules):
         if name in f.env:
             st = f.env[name]
             loc = self.loc(node)
+            if st is None and name in f.lost_by:
+                names, where = f.lost_by[name]
+                self.undecided_choice(f"`{name}` holds a pipe handle or a pipe that the `if` at "
+                                      f"line {where.lineno} chooses",
+                                      where.test, names)
             if st is None and name in f.lost_buffers:
                 # `b = scr` in one branch, `b = scr2` in the other: read as a runtime value, `b`
                 # viewed no buffer at all, so a partition that wrote through it raced with one
@@ -961,6 +988,12 @@ class Builder(BuildRules, ConstexprRules):
             return K.PipeRef(item.value.name, loc), item
         if item is not None and item.kind == "buffer" and item.value[1] is not None:
             return K.BufferRef(item.value[1], loc), item
+        if item is not None and item.kind == "buffer" and item.value[0] in self.buffer_names:
+            # a tuple built before its buffer was named (`t = (tle.gpu.alloc(...),)`, then `fc
+            # = t[0]`): the name it was given (adversarial round 65: None, so an access through
+            # `t[0]` elsewhere reached no buffer the race check saw)
+            name = self.buffer_names[item.value[0]]
+            return K.BufferRef(name, loc), Static("buffer", (item.value[0], name))
         if item is not None and item.kind == "const":
             return dataclasses.replace(item.value, loc=loc), item
         if item is not None and item.kind != "tuple":
@@ -1394,9 +1427,9 @@ class Builder(BuildRules, ConstexprRules):
                                node, check="verb-as-value" if st.kind == "method" else "frontend")
             if st is not None and st.kind == "buffer" and st.value[1] is None:
                 # a free buffer gets the name of its variable
-                self.name_buffer(st, target.id, node)
-                st = Static("buffer", (st.value[0], target.id))
-                e = K.BufferRef(target.id, self.loc(node))
+                named = self.name_buffer(st, target.id, node)
+                st = Static("buffer", (st.value[0], named))
+                e = K.BufferRef(named, self.loc(node))
             if st is not None and st.kind == "tuple":
                 e = self.without_field_buffers(e, st)  # (ring_buf,): no buffer of the KIR
             self.string_binding(target.id, self.wide_fold(e), node)
@@ -1412,6 +1445,7 @@ class Builder(BuildRules, ConstexprRules):
             f.undefined.pop(target.id, None)
             f.lost.discard(target.id)
             f.lost_buffers.pop(target.id, None)
+            f.lost_by.pop(target.id, None)
             self.bound_at[f.kir(target.id)] = node
             if shape is None:
                 self.tuple_shapes.pop(f.kir(target.id), None)
@@ -2021,7 +2055,13 @@ class Builder(BuildRules, ConstexprRules):
             (env_else, dict(self.tuple_shapes), dict(self.bound_at)), sites_before)
         then = then + tuple(bound[0])
         orelse = orelse + tuple(bound[1])
+        lost_before = set(f.lost)
         self._merge(before, [env_then, env_else], both=True)
+        deciders = self.kernel_constexprs_of(cond) if folded is None and not runtime else None
+        if deciders:
+            for name in f.lost - lost_before:
+                if any(_compile_time_only(env.get(name)) for env in (env_then, env_else)):
+                    f.lost_by[name] = (deciders, s)
         if runtime:
             self.poisoned_after(before, [env_then, env_else])
             # an scf.if: a name one branch binds (and not before) is undefined after it
@@ -2040,6 +2080,7 @@ class Builder(BuildRules, ConstexprRules):
             f.env[name] = value
             f.lost.discard(name)
             f.lost_buffers.pop(name, None)
+            f.lost_by.pop(name, None)
             self.tuple_shapes.pop(f.kir(name), None)
         if tensor and isinstance(folded, (bool, int)) and has_events(orelse if folded else then):
             # an `if` on a tensor of a folded value (tensor_condition) whose branch that never
@@ -2733,6 +2774,64 @@ class Builder(BuildRules, ConstexprRules):
                            node, check="unsupported-expression")
         self.constexpr_operands(f"`{text}`", node.args[:1])
 
+    def kernel_constexprs_of(self, cond: K.Expr) -> frozenset:
+        """The kernel's constexpr parameters (unbound in this build) that decide ``cond`` when
+        it reads nothing else: each name it reads is one of them (the kernel body's own), or a
+        partition's parameter given an expression of them (:attr:`Frame.constexpr_sources`;
+        a helper reads its caller's names in place). Empty when ``cond`` reads anything else
+        (a run-time value, a local binding)."""
+        names: set[str] = set()
+        part = self.frames[1] if self.in_partition and len(self.frames) > 1 else None
+        for x in K.walk_expr(cond):
+            if isinstance(x, K.Name):
+                if part is not None and x.id in part.constexpr_sources:
+                    names |= part.constexpr_sources[x.id]
+                elif part is None and x.id in self.constexpr_params:
+                    names.add(x.id)
+                else:
+                    return frozenset()
+            elif not isinstance(x, (K.Const, K.Global, K.BinOp, K.UnaryOp, K.Compare,
+                                    K.BoolOp)):
+                return frozenset()
+        return frozenset(n for n in names if type(self.bind.get(n)) is not int)
+
+    def expr_static(self, node: ast.expr) -> Optional[Static]:
+        """The compile-time value ``node`` holds, read without building it (a name's binding,
+        a tuple's items, a pipe's `writer()` / `reader(...)`), else None."""
+        if isinstance(node, ast.Name):
+            f = self.frame
+            return f.env.get(node.id) if node.id not in f.undefined else None
+        if isinstance(node, ast.Tuple):
+            items = [self.expr_static(e) for e in node.elts]
+            return Static("tuple", tuple(items)) if any(items) else None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("writer", "reader"):
+            base = self.expr_static(node.func.value)
+            return Static("handle", None) if base is not None and base.kind == "pipe" else None
+        return None
+
+    def undecided_choice(self, what: str, test: ast.expr, names: frozenset) -> None:
+        """Stop the reading where the kernel's constexprs ``names``, unbound in this build,
+        decide which compile-time value (a pipe handle or a pipe) a name or an expression
+        holds (``what``, by the condition ``test``): Python and Triton take the branch the
+        values choose, and only then is the value one the protocol view and the lowering
+        have. A check of SPECIALIZABLE (as a pipe capacity read from constexprs is),
+        so that tle-dump, a compile or a launch reads the kernel again with them bound, where
+        the condition folds (adversarial round 65: the generic reading refused it, "holds
+        different values on different paths" or unknown-handle, even under --param)."""
+        ordered = tuple(sorted(names))
+        config = self.frames[0].module.default_config
+        unread = (f" (DEFAULT_CONFIG, line {config[1]}, is no literal dict: tle-dump reads "
+                  f"no values from it)" if isinstance(config, tuple) and config
+                  and config[0] == "error" else _no_integer_in_config(config,
+                                                                      self.kernel_name, ordered))
+        raise CapacityOfConstexprs(
+            f"{what} by `{ast.unparse(test)}`, of constexpr {', '.join(ordered)}: give "
+            f"{'it a value' if len(ordered) == 1 else 'them values'} (DEFAULT_CONFIG's "
+            f"\"constexprs\", tle-dump --param {ordered[0]}=..., or a launch's), with which the "
+            f"kernel is read specialised and only the chosen value exists{unread}",
+            self.loc(test), ordered, self.kernel_name, config)
+
     def e_IfExp(self, node: ast.IfExp) -> tuple[K.Expr, Optional[Static]]:
         """``a if c else b``: an ``ifexp`` operation (the lowering refuses it); a pipe event in
         ``a`` or ``b`` would depend on data (an error)."""
@@ -2756,12 +2855,28 @@ class Builder(BuildRules, ConstexprRules):
         if isinstance(folded, (bool, int, float)) and not tensor:
             # decided now, as an `if` on a constant is: only the operand Python evaluates exists
             return self.expr(node.body if folded else node.orelse)
+        deciders = None if folded is not None or tensor or self.is_runtime(test) \
+            else self.kernel_constexprs_of(test)
+        if deciders and any(_compile_time_only(self.expr_static(b))
+                            for b in (node.body, node.orelse)):
+            # a handle or a pipe chosen by the kernel's constexprs (`wa if C > 3 else wb`): an
+            # `ifexp` of them is no value the protocol view or the lowering has, so the kernel
+            # is read with the constexprs bound, where only the chosen one exists
+            self.undecided_choice(f"`{ast.unparse(node)}` chooses a pipe handle or a pipe",
+                                  node.test, deciders)
         branches = []
         for b in (node.body, node.orelse):
             saved, self.sequential = self.sequential, 0
             start = len(self.out)
             try:
-                e = self.value(b)
+                e, st = self.expr(b)
+                e = self.checked_value(b, e, st)
+                if st is not None and st.kind == "buffer" and st.value[1] is None \
+                        and st.value[0] not in self.buffer_owner:
+                    # a free buffer no name holds yet (a tuple's item, `t[0]`): named here, so
+                    # that the accesses through the choice reach it (it was None, and a
+                    # partition's store through `fa if N > 0 else t[0]` reached `fa` alone)
+                    e = K.BufferRef(self.name_buffer(st, self.unused_buffer_name(), b), e.loc)
             finally:
                 self.sequential = saved
             if not self.in_kernel_body():
@@ -3551,6 +3666,12 @@ class Builder(BuildRules, ConstexprRules):
                 # passes it as a constexpr, which the helper divides as Python does. Bound to a
                 # variable here, the lowered Gluon held it as a tensor and divided it as C does,
                 # where the verifier read Python's.
+                if st is not None and st.kind == "buffer" and st.value[1] is None \
+                        and st.value[0] not in self.buffer_owner:
+                    # a free buffer no name holds yet (`st0(t[1])`): named for the parameter,
+                    # so that the helper's accesses reach it (adversarial round 65: they reached
+                    # no buffer the race check saw, and the lowering an undefined name)
+                    st = Static("buffer", (st.value[0], self.name_buffer(st, p, node)))
                 if st is not None or isinstance(e, (K.Const, K.Global, K.DType, K.Name)) or (
                         self.static_arithmetic(e)) or self.constexpr_in_place(e):
                     frame.env[p] = st if st is not None else Static("const", e)
@@ -3749,14 +3870,49 @@ class Builder(BuildRules, ConstexprRules):
                 scope = sv if sv is not None else Unevaluated(ast.unparse(scope_n))
         checked = validate_alloc(shape, dtype, scope, loc, symbolic_ok=True)
         buf = K.Buffer("", tuple(checked.shape), checked.dtype, loc)
-        self.buffers[id(node)] = buf
-        return K.Const(None, loc), Static("buffer", (id(node), None))
+        # Each evaluation allocates a buffer of its own, as Python runs the call each time: a
+        # helper that declares a pipe (or returns a buffer) called twice makes two rings
+        # (adversarial round 65: keyed by the call's node, `ka = mk("ka"); kb = mk("kb")` of
+        # `def mk(nm): return tle.pipe(..., name=nm, t=tle.gpu.alloc(...))` read one buffer
+        # behind both pipes and was refused, `aliased-buffer`, and a free buffer from a helper
+        # that also made a pipe's field was read as that field, `field-buffer`)
+        self.allocs += 1
+        key = self.allocs
+        self.buffers[key] = buf
+        return K.Const(None, loc), Static("buffer", (key, None))
 
-    def name_buffer(self, st: Static, name: str, node: ast.AST) -> None:
+    def unused_buffer_name(self) -> str:
+        """A name for a free buffer no variable names (`_buf1`, ...): no buffer's, and none a
+        file read spells."""
+        k = 1
+        while f"_buf{k}" in self.free_buffers or any(f"_buf{k}" in ids for ids in self.spelt()):
+            k += 1
+        return f"_buf{k}"
+
+    def name_buffer(self, st: Static, name: str, node: ast.AST) -> str:
+        """Name the free buffer ``st`` after the variable ``name`` first bound to it; the name
+        the KIR gives it. A name another buffer already holds (a helper's local `fb` of two
+        calls, `fb` bound to a second alloc while `fa = fb` keeps the first, a helper's `fb`
+        beside the kernel body's) is numbered, `fb_2`: one name for two buffers read them as
+        one, whose partitions' accesses raced. And a buffer named already keeps its name: one
+        reached again unnamed (`t = (tle.gpu.alloc(...),)`, then `fa = t[0]` and `fc = t[0]`,
+        or a helper's returned tuple) got a second name, two buffers of the KIR, and a
+        partition writing `fa` beside one reading `fc` was verified: a race (adversarial round
+        65)."""
         key = st.value[0]
+        if key in self.buffer_names:
+            return self.buffer_names[key]
+        if name in self.free_buffers:
+            base, k = name, 2
+            while f"{base}_{k}" in self.free_buffers or any(
+                    f"{base}_{k}" in ids for ids in self.spelt()):
+                k += 1
+            name = f"{base}_{k}"
         buf = self.buffers[key]
         self.buffers[key] = K.Buffer(name, buf.shape, buf.dtype, buf.loc)
         self.free_buffers[name] = self.buffers[key]
+        self.buffer_names[key] = name
+        return name
 
     def declare_pipe(self, node: ast.Call, var: Optional[str]) -> K.PipeDecl:
         """``tle.pipe(...)`` at the top level of the kernel body: the declaration rules of the
@@ -4190,6 +4346,12 @@ class Builder(BuildRules, ConstexprRules):
                         frame.body_items[p] = items
             bindings = []
             for p, (e, st) in zip(names, argv):
+                read = {x.id for x in K.walk_expr(e) if isinstance(x, K.Name)}
+                if read and read <= self.constexpr_params and all(
+                        isinstance(x, (K.Name, K.Const, K.Global, K.BinOp, K.UnaryOp, K.Compare,
+                                       K.BoolOp)) for x in K.walk_expr(e)):
+                    # (a condition on `p` is one on these constexprs: kernel_constexprs_of)
+                    frame.constexpr_sources[p] = frozenset(read)
                 found = tensor_item(e, assigns, p)
                 if found is not None:
                     where, te, r = found
