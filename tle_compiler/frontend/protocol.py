@@ -343,7 +343,8 @@ class Walker(ConditionWalk, ArithmeticWalk, CallWalk, LoopWalk, WalkRules, Trito
                            f"{buf.dtype}: a store into a slot field stores the field's dtype "
                            f"(where Triton's tl.store would convert, the conversion is written "
                            f"out, so that a narrowing one is seen); cast it first (`.to(tl."
-                           f"{TL_DTYPE_NAMES.get(buf.dtype, buf.dtype)})`)", node, check="bad-store")
+                           f"{TL_DTYPE_NAMES.get(buf.dtype, buf.dtype)})`)", node,
+                           check="bad-store")
 
     def loaded_slot_shape(self, e: K.Expr) -> Optional[tuple]:
         """The slot shape of the field a tile was loaded from whole (`t =
