@@ -367,7 +367,7 @@ DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "N": "i32", "BLOCK": "constexp
 
 
 def test_default_config_is_read_into_the_kernel_ir(tmp_path, monkeypatch):
-    from tle_compiler.frontend.build import decode_config
+    from tle_compiler.frontend.config_literal import decode_config
     from tle_compiler.lowering.dumping import default_config
 
     path = write_package(tmp_path, "res = r.wait(t)\nr.release(t)")
