@@ -1000,10 +1000,16 @@ class FnTranslator:
             # tl one of its name: its own element types (libdevice.abs of fp16, libdevice.exp2
             # of int32 are refused by Triton 3.6) and precision (__nv_sinf, not sin.approx); it
             # was lowered to gl.<name> by its last name (adversarial round 36)
+            # (the advice names tl.<name> only where Triton 3.6 has it: `libdevice.pow` was
+            # told to "call tl.pow", which Triton lacks; lowering adversarial round 14)
+            from ..frontend.library_names import has_name
+
+            advice = (f"call tl.{name} or write the math with tl functions"
+                      if has_name("triton.language", name) else
+                      f"write the math with tl functions (Triton 3.6 has no tl.{name})")
             raise self.err(f"`{canon}` is not supported by the lowering: a libdevice function is "
                            f"not lowered (gl.{name} computes another function, of other element "
-                           f"types and precision); call tl.{name} or write the math with tl "
-                           f"functions", node)
+                           f"types and precision); {advice}", node)
         if canon.startswith("tle."):
             if canon == "tle.assume":
                 return V("none", "None")  # a param domain for the verifier; nothing runs
@@ -1563,14 +1569,17 @@ class FnTranslator:
         parts = [p.text]
         for key in ("mask", "other"):
             a = kw.get(key)
-            if a is None:
+            if a is None or isinstance(a, K.Const) and a.value is None:
+                # (`mask=None`, `other=None`, as tl.load's defaults: none given. They were
+                # refused as "must be a scalar, got a none" after tle-dump verified the kernel)
                 continue
             v = self.ex(a)
             if v.kind not in ("const", "scalar"):
                 raise self.err(f"tl.load of a scalar pointer: its {key} must be a scalar, got a "
                                f"{v.kind}", node)
             parts.append(f"{key}={v.text}")
-        if "other" in kw and "mask" not in kw:
+        if any(k.startswith("other=") for k in parts) \
+                and not any(k.startswith("mask=") for k in parts):
             raise self.err("tl.load: `other` without `mask`", node)
         parts += self._cache_hints(kw, node) + self._volatile(kw, node)
         return V("scalar", f"gl.load({', '.join(parts)})", i64=p.pointee in I64_ARG_TYPES,
@@ -1594,6 +1603,10 @@ class FnTranslator:
         out = []
         for key in CACHE_HINTS:
             a = kws.get(key)
+            if isinstance(a, K.Const) and a.value is None:
+                # Triton 3.6 reads a hint for truth only (`if cache_modifier:`): None is the
+                # default, no hint (it was refused as no string literal)
+                continue
             if a is not None:
                 if not (isinstance(a, K.Const) and isinstance(a.value, str)):
                     raise self.err(f"{getattr(node, 'name', 'tl.load')}'s {key} must be a string literal", node)

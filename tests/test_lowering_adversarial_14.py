@@ -1,0 +1,329 @@
+"""What is verified is what is lowered, lowering adversarial round 14 (round 54 overall): cache
+and memory semantics of loads, stores and atomics in partitions, numeric corners, and round 13's
+open questions, the Gluon read against plain Triton 3.6 for the same partition code.
+
+Tried (round 13's harness: each a statement ``S`` in the reader of round 5's template, ``t`` the
+[32, 64] tile loaded from the slot; the lowered Gluon compiled for sm_90a on the CPU and the same
+``S`` in a plain Triton 3.6 kernel compiled alike, the operations of each TTGIR with their types
+and attributes compared once those of a store of ``t`` are taken away; scalar loads and stores
+by their ``tt.load`` / ``tt.store`` lines; gathers into a slot by their PTX): a gather's
+``cache_modifier='.cv'`` / ``'.cg'`` and ``volatile=True``, plain Triton's PTX for the same
+hints; ``tl.store`` with ``cache_modifier`` ``.wt`` / ``.cg`` / ``.wb`` / ``.cs`` and
+``eviction_policy`` (tiles and scalar pointers, by keyword and by position), ``volatile=True``
+loads of a tile and of a scalar beside the pipe's tile, atomics ``add`` / ``or`` / ``and`` /
+``xor`` / ``max`` with ``sem=`` / ``scope=`` (``None`` too), ``boundary_check`` /
+``padding_option`` / ``cache_modifier`` / ``eviction_policy`` / ``mask`` / ``other`` given
+``None`` (or ``[]``) by keyword and by position, constant masks ``1 == 1`` of loads and stores;
+``tl.exp`` / ``tl.exp2`` / ``tl.log`` / ``tl.sin`` / ``tl.cos`` / ``tl.sqrt`` /
+``tl.math.sqrt_rn`` / ``tl.math.rsqrt`` / ``tl.math.ceil`` / ``tl.math.fma`` of fp32 and fp64,
+``tl.fdiv`` with and without ``ieee_rounding``, ``tl.math.div_rn``, ``/``, float ``%`` (fp32,
+fp16), ``tl.math`` functions of fp16 / bf16 (``exp2``, ``sqrt``, ``floor``, ``div_rn``: refused
+as Triton refuses them; ``tl.fma`` of fp16 lowered), ``tl.umulhi`` of int32 / uint32 / a
+number, ``//`` / ``%`` / ``>>`` of int64 / uint64 / int16 / uint8 tiles (negative divisors, a
+product past 2^32), comparisons of tiles of mixed signedness and width (int32 / uint32, uint8 /
+int8, uint16 / int32, int64 / uint32, int64 / uint64; ``tl.maximum`` of uint32 and int32),
+bf16 ``tl.maximum`` (promoted to fp32, as Triton does); ``tl.sigmoid`` / ``tl.softmax`` /
+``tl.clamp`` (refused as calls the lowering does not translate) against the rewrite each
+refusal advises; ``tl.math.pow`` / ``log1p`` / ``fabs`` / ``fast_expf`` (no such names in
+Triton 3.6: refused as unknown), ``tl.extra.cuda.libdevice.pow`` (refused by the lowering).
+
+Wrong and fixed:
+* test_a_falsy_boundary_check_or_padding_option_is_their_default: ``tl.store(ptrs, t, None,
+  None, '.wt')`` (``boundary_check=None`` by keyword; ``tl.load(ptrs, None, None, None, None,
+  '.cg')``, ``padding_option=None``, of tiles and of a scalar pointer): Triton 3.6 tests both
+  for truth only (``if boundary_check:``, ``if padding_option:``), so a falsy one is the
+  default and it compiles them; tle-dump refused them ("`tl.store(..., boundary_check=...)` is
+  not supported by the lowering (only its default, ())"). Any falsy literal is now the default
+  (language/call_args.py ``check_memory_keywords``).
+* test_a_none_cache_hint_is_no_hint: ``tl.load(ptrs, cache_modifier=None)`` /
+  ``tl.store(ptrs, v, eviction_policy=None)``: Triton reads a hint for truth only (None: the
+  default); tle-dump verified the kernel and the lowering refused it ("tl.load's cache_modifier
+  must be a string literal"). Now no hint (lowering/translate.py ``_cache_hints``).
+* test_a_scalar_load_with_a_none_mask_or_other_computes_as_triton_does: ``tl.load(y_ptr + p,
+  None, None)`` (``tl.load(y_ptr + p, M > 0, None)``, ``other=None``): tl.load's defaults, no
+  mask and no other; tle-dump verified the kernel and the lowering refused it ("tl.load of a
+  scalar pointer: its mask must be a scalar, got a none"), where a tensor of pointers took
+  them. Now none given (lowering/translate.py ``_scalar_load``).
+* test_the_softmax_advice_computes_triton_softmax: ``tl.softmax(t)`` is refused as a call the
+  lowering does not translate, with a rewrite to write instead, and that rewrite normalised
+  along axis 1 (``e = tl.exp(x - tl.max(x, 1)[:, None]); e / tl.sum(e, 1)[:, None]``) where
+  Triton 3.6's softmax takes dim 0 by default: written as advised, another softmax. The advice
+  now spells Triton's (``tl.max(x, 0, keep_dims=True)``, ``tl.sum(e, 0, keep_dims=True)``),
+  whose operations are tl.softmax's (language/unlowered.py).
+* test_a_libdevice_refusal_advises_only_a_tl_function_triton_has:
+  ``tl.extra.cuda.libdevice.pow(t, 2.0)`` was refused with "call tl.pow", which Triton 3.6
+  lacks (Python raises AttributeError); the advice names tl.<name> only where it exists
+  (lowering/translate.py ``call_builtin``).
+
+Held, not a hole (round 13's open question): a gather stored whole into a slot with
+``cache_modifier='.cv'`` (or ``'.cg'``) stays a cp.async copy (``cp.async.cg`` for 16-byte
+copies, ``.ca`` for narrower ones), whatever the hint. Triton 3.6 itself emits no ``.cv``: its
+plain ``tl.load(..., cache_modifier='.cv')`` is a plain ``ld.global`` (the default caching, the
+modifier dropped by its NVIDIA backend), and PTX treats cache operators as performance hints
+that do not change the memory consistency behaviour of a program, so a register load would
+promise nothing more; ``volatile=True``, which Triton does emit (``ld.volatile``), keeps a gather
+a register load (test_a_cv_gather_stays_a_cp_async_as_triton_drops_the_hint). ``tl.clamp``'s
+advised rewrite is two operations (maxnumf, minnumf) where Triton's is one ``tt.clampf``
+(propagateNan = none), which its backend lowers to the same min / max: the same values.
+
+Held (pinned: test_loads_stores_atomics_and_numbers_compute_as_triton_does,
+test_scalar_memory_operations_keep_their_hints, test_what_triton_refuses_is_refused): the rest
+of the probes above.
+
+Left open: ``len(t.shape)`` is still refused (the builder knows no tensor's rank; round 13's
+note); a gather's ``eviction_policy`` is dropped by Triton's cp.async lowering as documented
+(docs/lowering.md, "Cache hints").
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tle_compiler.diagnostics import TleVerificationWarning  # noqa: E402
+
+from tests.test_lowering_adversarial_5 import _config, _dump, _fill, _write  # noqa: E402
+from tests.test_lowering_adversarial_13 import (PTR, S, _no_layouts, _ops, _plain,  # noqa: E402
+                                                _plain_refuses, _refused_at_line,
+                                                _same_as_triton, _tle)
+
+pytestmark = pytest.mark.filterwarnings(f"ignore::{TleVerificationWarning.__module__}."
+                                        f"{TleVerificationWarning.__name__}")
+
+
+# ------------------------------------------------------------------ held: computed as Triton
+
+HELD = [
+    # stores' and loads' cache hints, volatile loads beside the pipe's tile
+    ("float32", f"tl.store({PTR}, t, cache_modifier='.wt')"),
+    ("float32", f"tl.store({PTR}, t, cache_modifier='.cg')"),
+    ("float32", f"tl.store({PTR}, t * 2, mask=t > 0, cache_modifier='.wb')"),
+    ("float32", f"tl.store({PTR}, t, eviction_policy='evict_last')"),
+    ("float32", S % f"t + tl.load({PTR}, cache_modifier='.cv')"),
+    ("float32", S % f"t + tl.load({PTR}, cache_modifier='.cv', volatile=True)"),
+    ("float32", S % "t + tl.load(y_ptr + p, volatile=True)"),
+    ("float32", S % f"t + tl.load({PTR}, mask=1 == 1)"),
+    # atomics' orderings in a partition
+    ("int32", f"tl.atomic_add({PTR}, t, sem='acq_rel', scope='gpu')"),
+    ("int32", f"tl.atomic_or({PTR}, t, sem='release', scope='sys')"),
+    ("int32", f"tl.atomic_and({PTR}, t, sem='acquire')"),
+    ("int32", f"tl.atomic_xor({PTR}, t, sem='relaxed', scope='cta')"),
+    ("int32", f"tl.atomic_add({PTR}, t, None, None, None)"),
+    ("int32", f"tl.atomic_max({PTR}, t, sem=None, scope=None)"),
+    # floats
+    ("float32", S % "tl.exp(t) + tl.log(t) + tl.sin(t) + tl.cos(t)"),
+    ("float32", S % "tl.exp2(t) * tl.exp(t * 0.5)"),
+    ("float32", S % "tl.fdiv(t, t + 1.0, ieee_rounding=True)"),
+    ("float32", S % "tl.fdiv(t, t + 1.0)"),
+    ("float32", S % "tl.div_rn(t, t + 1.0)"),
+    ("float32", S % "tl.math.rsqrt(t) + tl.math.sqrt_rn(t) + tl.math.log2(t) + tl.sqrt(t)"),
+    ("float32", S % "tl.math.exp(t.to(tl.float64)).to(tl.float32)"),
+    ("float32", S % "(t.to(tl.float64) / 3.0).to(tl.float32)"),
+    ("float32", S % "t % (t + 1.0) + t % 3.0"),
+    ("float16", S % "t % 3.0"),
+    ("float16", S % "tl.fma(t, t, t)"),
+    ("bfloat16", S % "(tl.maximum(t, t * 2) * 3).to(tl.float32)"),
+    # integers
+    ("int32", S % "tl.umulhi(t, t + 3)"),
+    ("int32", S % "tl.umulhi(t.to(tl.uint32), (t + 3).to(tl.uint32))"),
+    ("int32", S % "tl.umulhi(t, 7)"),
+    ("int32", S % "(t.to(tl.int64) // 3 + t.to(tl.int64) % -5).to(tl.int32)"),
+    ("int32", S % "(t.to(tl.int64) * 3000000000 // (t.to(tl.int64) + 7)).to(tl.int32)"),
+    ("int32", S % "(t.to(tl.int64) % (t.to(tl.int64) - 7)).to(tl.int32)"),
+    ("int32", S % "(t.to(tl.uint64) // 3).to(tl.int32) + (t.to(tl.int64) >> 3)"),
+    ("int32", S % "(t.to(tl.int16) // -3).to(tl.int32)"),
+    ("int32", S % "(t.to(tl.uint8) // (t + 1).to(tl.uint8)).to(tl.int32)"),
+    # comparisons of mixed signedness and width
+    ("int32", S % "((t - 5) < t.to(tl.uint32)).to(tl.int32)"),
+    ("int32", S % "(t.to(tl.uint8) < (t + 3).to(tl.int8)).to(tl.int32)"),
+    ("int32", S % "(t.to(tl.uint16) >= (t - 3).to(tl.int32)).to(tl.int32)"),
+    ("int32", S % "((t - 5).to(tl.int64) < t.to(tl.uint32)).to(tl.int32)"),
+    ("int32", S % "(t.to(tl.int64) == t.to(tl.uint64)).to(tl.int32) + t"),
+    ("int32", S % "tl.maximum(t.to(tl.uint32), t - 9).to(tl.int32)"),
+    ("int32", S % "((t > 0) == (t.to(tl.uint32) > 5)).to(tl.int32)"),
+]
+
+
+@pytest.mark.parametrize("dt, body", HELD, ids=[f"{d}:{b}" for d, b in HELD])
+def test_loads_stores_atomics_and_numbers_compute_as_triton_does(tmp_path, dt, body):
+    _same_as_triton(tmp_path, body, dt)
+
+
+_SCALAR_MEMORY = re.compile(r"(tt\.(?:store|load) [^\n]*?)(?: loc\(|$)", re.M)
+
+
+def _scalar_memory_ops(ir: str) -> list[str]:
+    """The ``tt.load`` / ``tt.store`` of scalar pointers of a TTGIR, with their attributes."""
+    return sorted(re.sub(r"%[\w#]+", "%", _no_layouts(m)) for m in _SCALAR_MEMORY.findall(ir)
+                  if "tensor<" not in m)
+
+
+@pytest.mark.parametrize("body, attrs", [
+    ("tl.store(y_ptr + p, 1.0, cache_modifier='.wt')", "cacheModifier = wt"),
+    ("tl.store(y_ptr + p, tl.sum(tl.sum(t, 1), 0), M > 0, None, '.cs')", "cacheModifier = cs"),
+    ("tl.store(y_ptr + p, tl.load(y_ptr + p + 1, volatile=True) + tl.sum(tl.sum(t, 1), 0), "
+     "eviction_policy='evict_last')", "isVolatile = true"),
+    ("tl.store(y_ptr + p, tl.load(y_ptr + p + 1, None, None, None, None, '.cg', None) + 1.0)",
+     "cacheModifier = cg"),
+], ids=["store-wt", "store-cs-positional", "volatile-load", "load-cg-positional"])
+def test_scalar_memory_operations_keep_their_hints(tmp_path, body, attrs):
+    tle = _scalar_memory_ops(_tle(tmp_path, body, "float32"))
+    assert tle == _scalar_memory_ops(_plain(tmp_path, body, "float32"))
+    assert any(attrs in op for op in tle), tle
+
+
+REFUSED = [
+    ("float16", S % "tl.math.div_rn(t, t + 1)", "Triton 3.6 refuses it",
+     "Expected dtype ['fp32'] but got fp16"),
+    ("float16", S % "tl.math.exp2(t)", "Triton 3.6 refuses it", "Expected dtype"),
+    ("bfloat16", S % "tl.abs(t) + tl.floor(t)", "Triton 3.6 refuses it", "Expected dtype"),
+    ("float32", S % "tl.math.pow(t, t)", "has no attribute 'pow'", "has no attribute 'pow'"),
+    ("float32", S % "tl.math.log1p(t)", "has no attribute 'log1p'", "has no attribute 'log1p'"),
+]
+
+
+@pytest.mark.parametrize("dt, body, ours, theirs", REFUSED, ids=[b for _, b, _, _ in REFUSED])
+def test_what_triton_refuses_is_refused(tmp_path, dt, body, ours, theirs):
+    _refused_at_line(tmp_path, body, dt, ours)
+    _plain_refuses(tmp_path, body, dt, theirs)
+
+
+# ------------------------------------------------------------------ held: a gather's cache hint
+
+def _ptx_memory(ptx: str) -> set[str]:
+    return set(re.findall(r"\b(?:ld\.(?:volatile\.)?global|cp\.async)[.\w]*", ptx))
+
+
+def _plain_ptx(tmp_path: Path, load: str) -> str:
+    import importlib.util
+    import sys
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    name = f"plain14_{abs(hash(load))}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(f'''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, y_ptr, N):
+    offs = tl.arange(0, 32)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        tl.store(y_ptr + p * 2048 + offs, {load})
+''')
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+        sig = {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"}
+        return triton.compile(triton.compiler.ASTSource(mod.k, sig, {}),
+                              target=GPUTarget("cuda", 90, 32)).asm["ptx"]
+    finally:
+        sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("hint, triton_ld, gather", [
+    ("cache_modifier='.cv'", "ld.global.b32", "cp.async.cg.shared.global"),
+    ("cache_modifier='.cg'", "ld.global.cg.b32", "cp.async.cg.shared.global"),
+    ("volatile=True", "ld.volatile.global.b32", "ld.volatile.global.v4.b32"),
+], ids=["cv", "cg", "volatile"])
+def test_a_cv_gather_stays_a_cp_async_as_triton_drops_the_hint(tmp_path, hint, triton_ld,
+                                                              gather):
+    """Round 13's open question: a gather with ``.cv`` is a cp.async copy, which takes no hint.
+    Triton 3.6's own ``.cv`` load is a plain ``ld.global`` (its backend drops the modifier; PTX's
+    cache operators are performance hints only), so the copy promises what Triton's load does;
+    ``volatile=True``, which Triton emits, keeps the gather a register load."""
+    from tle_compiler.lowering.compile import compile_kernel
+
+    load = f"tl.load(x_ptr + p * 2048 + offs, {hint})"
+    plain = _ptx_memory(_plain_ptx(tmp_path, load))
+    assert triton_ld in plain and not any(".cv" in op for op in plain), plain
+    path = _write(tmp_path, _fill("float32", load))
+    rc, out = _dump(path, "-q", "--gluon")
+    assert rc == 0, out
+    assert ("async_copy_global_to_shared(" in out) == gather.startswith("cp.async"), out
+    ptx = compile_kernel((str(path), "k"), _config(path)["signature"], {}).asm["ptx"]
+    ops = _ptx_memory(ptx)
+    assert gather in ops, ops
+    if not gather.startswith("cp.async"):
+        assert not any(op.startswith("cp.async.c") for op in ops), ops
+
+
+# ------------------------------------------------------------------ wrong and fixed
+
+@pytest.mark.parametrize("body", [
+    f"tl.store({PTR}, t, None, None, '.wt')",
+    f"tl.store({PTR}, t, t > 0, boundary_check=None, cache_modifier='.cs')",
+    S % f"t + tl.load({PTR}, None, None, None, None, '.cg')",
+    S % f"t + tl.load({PTR}, padding_option=None, eviction_policy='evict_last')",
+    S % "t + tl.load(y_ptr + p, None, None, None, None, '.cv')",
+    S % f"t + tl.load({PTR}, t > 0, 1.0, [], '', '.cg')",
+], ids=["store-positional", "store-keyword", "load-positional", "padding-none", "scalar-load",
+        "empty-list"])
+def test_a_falsy_boundary_check_or_padding_option_is_their_default(tmp_path, body):
+    """Triton 3.6 reads ``boundary_check`` and ``padding_option`` for truth only, so ``None``
+    is their default; tle-dump refused them ("only its default, ()")."""
+    _same_as_triton(tmp_path, body, "float32")
+
+
+@pytest.mark.parametrize("body", [
+    S % f"t + tl.load({PTR}, cache_modifier=None)",
+    f"tl.store({PTR}, t * 2, eviction_policy=None)",
+    S % f"t + tl.load({PTR}, mask=t > 0, other=0.0, eviction_policy=None)",
+], ids=["load-cache-modifier", "store-eviction-policy", "masked-load"])
+def test_a_none_cache_hint_is_no_hint(tmp_path, body):
+    """Triton reads a hint for truth only; the lowering refused None after tle-dump verified
+    the kernel ("tl.load's cache_modifier must be a string literal")."""
+    _same_as_triton(tmp_path, body, "float32")
+
+
+@pytest.mark.parametrize("load", ["tl.load(y_ptr + p, None, None)",
+                                  "tl.load(y_ptr + p, M > 0, None)",
+                                  "tl.load(y_ptr + p, other=None)"],
+                         ids=["both", "other", "other-keyword"])
+def test_a_scalar_load_with_a_none_mask_or_other_computes_as_triton_does(tmp_path, load):
+    """tl.load's defaults given by name: no mask, no other. The lowering refused them on a
+    scalar pointer ("its mask must be a scalar, got a none") after tle-dump verified the
+    kernel; a tensor of pointers took them."""
+    _same_as_triton(tmp_path, S % f"t + {load}", "float32")
+
+
+def test_the_softmax_advice_computes_triton_softmax(tmp_path):
+    """``tl.softmax(t)``, refused, advised a softmax along axis 1 where Triton 3.6's default dim
+    is 0: the advice written out computed another softmax. Now the advice, written out, is
+    tl.softmax's operations; sigmoid's is too."""
+    from tle_compiler.language.unlowered import UNLOWERED_CALLS
+
+    advice = UNLOWERED_CALLS["softmax"]
+    _refused_at_line(tmp_path, S % "tl.softmax(t)", "float32", advice)
+    steps = advice.split(": ", 1)[1].split("; ")
+    assert len(steps) == 2, advice
+    first, second = (re.sub(r"\bx\b", "t", step) for step in steps)
+    written = first + "\n" + S % second
+    base = f"tl.store({PTR}, t)"
+    tle = _ops(_tle(tmp_path, written, "float32")) - _ops(_tle(tmp_path, base, "float32"))
+    for ref_body in (S % "tl.softmax(t)", S % "t.softmax(0)"):
+        ref = (_ops(_plain(tmp_path, ref_body, "float32"))
+               - _ops(_plain(tmp_path, base, "float32")))
+        assert tle == ref, (tle - ref, ref - tle)
+    sigmoid = re.sub(r"\bx\b", "t", UNLOWERED_CALLS["sigmoid"].split("write ", 1)[1])
+    tle = _ops(_tle(tmp_path, S % sigmoid, "float32")) - _ops(_tle(tmp_path, base, "float32"))
+    ref = (_ops(_plain(tmp_path, S % "tl.sigmoid(t)", "float32"))
+           - _ops(_plain(tmp_path, base, "float32")))
+    assert tle == ref, (tle - ref, ref - tle)
+
+
+def test_a_libdevice_refusal_advises_only_a_tl_function_triton_has(tmp_path):
+    """``libdevice.pow`` was refused with "call tl.pow" (Triton 3.6 has no tl.pow);
+    ``libdevice.sin`` keeps "call tl.sin"."""
+    out = _refused_at_line(tmp_path, S % "tl.extra.cuda.libdevice.pow(t, 2.0)", "float32",
+                           "Triton 3.6 has no tl.pow")
+    assert "call tl.pow" not in out, out
+    _refused_at_line(tmp_path, S % "tl.extra.cuda.libdevice.sin(t)", "float32",
+                     "call tl.sin or write the math")
