@@ -50,6 +50,13 @@ Wrong and fixed:
   Triton 3.6's softmax takes dim 0 by default: written as advised, another softmax. The advice
   now spells Triton's (``tl.max(x, 0, keep_dims=True)``, ``tl.sum(e, 0, keep_dims=True)``),
   whose operations are tl.softmax's (language/unlowered.py).
+* test_len_of_a_tensor_shape_computes_as_triton_does: ``len(t.shape)`` (``t * len(t.shape)``,
+  ``if len(t.shape) == 2:``, ``tl.static_range(len(t.shape))``, ``n = len(t.shape)``; round 13's
+  open question): the rank, a number when Triton 3.6 compiles it; tle-dump refused it ("the
+  lowering translates len only of a tuple the kernel spells out"). The reading now leaves it to
+  the lowering, which knows the rank, and the verifier reads it as data, as it reads
+  ``t.shape[0]`` (frontend/build_calls.py; lowering/translate.py). ``tl.static_assert(len(
+  t.shape) == 3)`` is refused as Triton refuses it; ``len(t)`` stays refused.
 * test_a_libdevice_refusal_advises_only_a_tl_function_triton_has:
   ``tl.extra.cuda.libdevice.pow(t, 2.0)`` was refused with "call tl.pow", which Triton 3.6
   lacks (Python raises AttributeError); the advice names tl.<name> only where it exists
@@ -70,9 +77,12 @@ Held (pinned: test_loads_stores_atomics_and_numbers_compute_as_triton_does,
 test_scalar_memory_operations_keep_their_hints, test_what_triton_refuses_is_refused): the rest
 of the probes above.
 
-Left open: ``len(t.shape)`` is still refused (the builder knows no tensor's rank; round 13's
-note); a gather's ``eviction_policy`` is dropped by Triton's cp.async lowering as documented
-(docs/lowering.md, "Cache hints").
+Left open: a gather's ``eviction_policy`` is dropped by Triton's cp.async lowering, as
+documented (docs/lowering.md, "Cache hints"); ``x if len(t.shape) == 2 else y`` of tensors is
+refused as a conditional expression of tensors (Triton picks a branch when it compiles; an
+``if`` statement on the same condition is lowered); a mask the frontend does not fold
+(``mask=1 == 1`` of an atomic) is still refused by the lowering's check, at the line, rather than
+the frontend's (round 13's note).
 """
 
 from __future__ import annotations
@@ -87,7 +97,7 @@ from tle_compiler.diagnostics import TleVerificationWarning  # noqa: E402
 from tests.test_lowering_adversarial_5 import _config, _dump, _fill, _write  # noqa: E402
 from tests.test_lowering_adversarial_13 import (PTR, S, _no_layouts, _ops, _plain,  # noqa: E402
                                                 _plain_refuses, _refused_at_line,
-                                                _same_as_triton, _tle)
+                                                _same_as_triton, _tle, _tle_text)
 
 pytestmark = pytest.mark.filterwarnings(f"ignore::{TleVerificationWarning.__module__}."
                                         f"{TleVerificationWarning.__name__}")
@@ -327,3 +337,30 @@ def test_a_libdevice_refusal_advises_only_a_tl_function_triton_has(tmp_path):
     assert "call tl.pow" not in out, out
     _refused_at_line(tmp_path, S % "tl.extra.cuda.libdevice.sin(t)", "float32",
                      "call tl.sin or write the math")
+
+
+# ------------------------------------------------------------------ len of a tensor's shape
+
+@pytest.mark.parametrize("dt, body", [
+    ("float32", S % "t * len(t.shape)"),
+    ("int8", S % "t * len(t.shape) + len(offs.shape) // 2"),
+    ("float32", "if len(t.shape) == 2:\n    t = t * 3.0\n" + S % "t"),
+    ("float32", "u = t\nfor i in tl.static_range(len(t.shape)):\n    u = u + i\n" + S % "u"),
+    ("float32", "for i in range(len(tl.sum(t, 1).shape)):\n    t = t + i\n" + S % "t"),
+    ("int8", "n = len(t.shape)\n" + S % "t + n"),
+], ids=["scale", "int8", "if", "static-range", "range-of-a-reduction", "bound-name"])
+def test_len_of_a_tensor_shape_computes_as_triton_does(tmp_path, dt, body):
+    """``len(t.shape)``, the rank, a number when Triton 3.6 compiles it: refused by tle-dump
+    ("the lowering translates len only of a tuple the kernel spells out", round 13's open
+    question). The lowering knows the rank: the number, and Triton's operations."""
+    rc, out = _dump(_write(tmp_path, _tle_text(body, dt)), "-q", "--gluon")
+    assert rc == 0 and "len(" not in out[out.index("def consume"):], out
+    _same_as_triton(tmp_path, body, dt)
+
+
+def test_a_static_assert_of_a_wrong_rank_is_refused_as_triton_refuses_it(tmp_path):
+    body = "tl.static_assert(len(t.shape) == 3)\n" + S % "t"
+    _refused_at_line(tmp_path, body, "float32", "tl.static_assert failed")
+    _plain_refuses(tmp_path, body, "float32", "static_assert")
+    rc, out = _dump(_write(tmp_path, _tle_text(S % "t + len(t)", "float32")), "-q")
+    assert rc == 1 and "has no len()" in out, out  # of the tensor itself: refused, as Triton

@@ -919,6 +919,13 @@ class FnTranslator:
             return V("scalar", f"{fn}({v.text})", i64=v.i64)
         if name in ("builtins.min", "builtins.max") and node.args and not node.kwargs:
             return self.builtin_min_max(name, node)
+        if name == "builtins.len" and len(node.args) == 1 and not node.kwargs:
+            # `len(t.shape)`, the frontend's one form of len it leaves to run (frontend/
+            # build_calls.py): the rank of a register tensor, a number when Triton compiles it
+            v = self.ex(node.args[0])
+            if v.kind == "tuple":
+                return V("const", str(len(v.value)), value=len(v.value))
+            raise self.err(f"len of a {v.kind}: the lowering knows no length for it", node)
         return self.call_builtin(name, node)
 
     def builtin_min_max(self, name: str, node: K.Op) -> V:
