@@ -25,7 +25,15 @@ int8, uint16 / int32, int64 / uint32, int64 / uint64; ``tl.maximum`` of uint32 a
 bf16 ``tl.maximum`` (promoted to fp32, as Triton does); ``tl.sigmoid`` / ``tl.softmax`` /
 ``tl.clamp`` (refused as calls the lowering does not translate) against the rewrite each
 refusal advises; ``tl.math.pow`` / ``log1p`` / ``fabs`` / ``fast_expf`` (no such names in
-Triton 3.6: refused as unknown), ``tl.extra.cuda.libdevice.pow`` (refused by the lowering).
+Triton 3.6: refused as unknown), ``tl.extra.cuda.libdevice.pow`` (refused by the lowering);
+Python numbers past int32 beside int32 / int8 tiles (``+``, ``//``, ``%``, ``&``, ``^``,
+``tl.where``: refused as Triton refuses them, "Scalar ... is out of range"; comparisons,
+``tl.maximum`` and float tiles lowered), ``tl.cast`` with ``bitcast`` / ``fp_downcast_rounding``
+(an fp16 widened with a rounding mode refused as Triton refuses it), ``.to(tl.int1)``,
+``tl.zeros_like``, ``tl.full`` of a runtime scalar or an out-of-range number in int8,
+``tl.fma`` of int32 (refused), ``tl.view`` (refused with the advice of tl.reshape: Gluon keeps
+the order); ``len(t.shape)`` in expressions, ``if`` conditions, loop bounds, bound names and
+``tl.static_assert``.
 
 Wrong and fixed:
 * test_a_falsy_boundary_check_or_padding_option_is_their_default: ``tl.store(ptrs, t, None,
@@ -57,6 +65,10 @@ Wrong and fixed:
   the lowering, which knows the rank, and the verifier reads it as data, as it reads
   ``t.shape[0]`` (frontend/build_calls.py; lowering/translate.py). ``tl.static_assert(len(
   t.shape) == 3)`` is refused as Triton refuses it; ``len(t)`` stays refused.
+* test_the_clamp_advice_names_the_nan_rule_it_computes: ``tl.clamp(t, lo, hi,
+  propagate_nan=tl.PropagateNan.ALL)`` was advised ``tl.minimum(tl.maximum(x, lo), hi)``, the
+  values of the default rule (NONE), which drops a NaN ``x``: the advice now says so
+  (language/unlowered.py).
 * test_a_libdevice_refusal_advises_only_a_tl_function_triton_has:
   ``tl.extra.cuda.libdevice.pow(t, 2.0)`` was refused with "call tl.pow", which Triton 3.6
   lacks (Python raises AttributeError); the advice names tl.<name> only where it exists
@@ -72,6 +84,8 @@ promise nothing more; ``volatile=True``, which Triton does emit (``ld.volatile``
 a register load (test_a_cv_gather_stays_a_cp_async_as_triton_drops_the_hint). ``tl.clamp``'s
 advised rewrite is two operations (maxnumf, minnumf) where Triton's is one ``tt.clampf``
 (propagateNan = none), which its backend lowers to the same min / max: the same values.
+``tl.full([32, 64], M, tl.int8) + t`` of an fp32 ``t`` splats the int8 value and converts the
+tile where Triton's canonicalizer converts the scalar and splats it: the same values.
 
 Held (pinned: test_loads_stores_atomics_and_numbers_compute_as_triton_does,
 test_scalar_memory_operations_keep_their_hints, test_what_triton_refuses_is_refused): the rest
@@ -153,6 +167,21 @@ HELD = [
     ("int32", S % "(t.to(tl.int64) == t.to(tl.uint64)).to(tl.int32) + t"),
     ("int32", S % "tl.maximum(t.to(tl.uint32), t - 9).to(tl.int32)"),
     ("int32", S % "((t > 0) == (t.to(tl.uint32) > 5)).to(tl.int32)"),
+    # numbers past int32 beside an int32 tile, where Triton takes them (comparisons, maximum)
+    ("int32", S % "(t < 2147483648).to(tl.int32) + (t > -2147483649).to(tl.int32)"),
+    ("int32", S % "(-t < 2147483648).to(tl.int32) + (t >= 4294967296).to(tl.int32)"),
+    ("int32", S % "tl.maximum(t, 3000000000).to(tl.int32)"),
+    ("int32", S % "(t.to(tl.int64) + 3000000000 >> 1).to(tl.int32)"),
+    ("float32", S % "t + 3000000000"),
+    # casts and fills
+    ("int32", S % "tl.cast(t, tl.float32, bitcast=True).to(tl.int32)"),
+    ("float32", S % "tl.cast(t, tl.float16, fp_downcast_rounding='rtz')"),
+    ("float32", S % "t.cast(tl.bfloat16) + 1"),
+    ("float32", S % "tl.cast(t, tl.int1).to(tl.float32) + t.to(tl.int1)"),
+    ("float32", S % "tl.zeros_like(t) + tl.zeros(t.shape, tl.float16) + t"),
+    ("float32", S % "tl.full([32, 64], 300, tl.int8) + t"),
+    ("float16", S % "tl.abs(t)"),
+    ("float32", S % "tl.math.erf(t) + tl.math.ceil(t) + tl.fma(t, M, 1)"),
 ]
 
 
@@ -191,6 +220,20 @@ REFUSED = [
     ("bfloat16", S % "tl.abs(t) + tl.floor(t)", "Triton 3.6 refuses it", "Expected dtype"),
     ("float32", S % "tl.math.pow(t, t)", "has no attribute 'pow'", "has no attribute 'pow'"),
     ("float32", S % "tl.math.log1p(t)", "has no attribute 'log1p'", "has no attribute 'log1p'"),
+    ("int32", S % "(t + 3000000000).to(tl.int32)", "Scalar 3000000000 is out of range",
+     "Scalar 3000000000 is out of range for type int32"),
+    ("int32", S % "(t & 0xFFFFFFFF).to(tl.int32)", "Scalar 4294967295 is out of range",
+     "Scalar 4294967295 is out of range for type int32"),
+    ("int32", S % "(t // 2147483648).to(tl.int32)", "Scalar 2147483648 is out of range",
+     "Scalar 2147483648 is out of range for type int32"),
+    ("int32", S % "tl.where(t > 0, t, 3000000000).to(tl.int32)",
+     "Scalar 3000000000 is out of range", "Scalar 3000000000 is out of range for type int32"),
+    ("int8", S % "(t + 2147483648).to(tl.int8)", "Scalar 2147483648 is out of range",
+     "Scalar 2147483648 is out of range for type int8"),
+    ("float16", S % "tl.cast(t, tl.float32, fp_downcast_rounding='rtz')",
+     "only for a float narrowed", "should be set only for truncating fp conversions"),
+    ("int32", S % "tl.fma(t, t, t)", "Triton's fma takes floats",
+     "error encountered during parsing"),
 ]
 
 
@@ -327,6 +370,13 @@ def test_the_softmax_advice_computes_triton_softmax(tmp_path):
     ref = (_ops(_plain(tmp_path, S % "tl.sigmoid(t)", "float32"))
            - _ops(_plain(tmp_path, base, "float32")))
     assert tle == ref, (tle - ref, ref - tle)
+
+
+def test_the_clamp_advice_names_the_nan_rule_it_computes(tmp_path):
+    """``tl.clamp(x, lo, hi, propagate_nan=tl.PropagateNan.ALL)`` was advised the rewrite of
+    the default (NONE), which drops a NaN x: the advice now says which rule it computes."""
+    _refused_at_line(tmp_path, S % "tl.clamp(t, -1.0, 1.0, propagate_nan=tl.PropagateNan.ALL)",
+                     "float32", "the values of tl.clamp's default propagate_nan=NONE")
 
 
 def test_a_libdevice_refusal_advises_only_a_tl_function_triton_has(tmp_path):

@@ -6,7 +6,10 @@ check tle-dump verified a kernel that ``--gluon`` then refused."""
 from __future__ import annotations
 
 UNLOWERED_CALLS: dict[str, str] = {
-    "clamp": "write tl.minimum(tl.maximum(x, lo), hi)",
+    # (the values of tl.clamp's default propagate_nan=NONE only: the advice was given to
+    # tl.clamp(..., propagate_nan=tl.PropagateNan.ALL) too; lowering adversarial round 14)
+    "clamp": "write tl.minimum(tl.maximum(x, lo), hi), the values of tl.clamp's default "
+             "propagate_nan=NONE (ALL, a NaN x kept, is not lowered)",
     "sigmoid": "write 1 / (1 + tl.exp(-x))",
     # (along dim 0, Triton 3.6's default: the advice spelled axis 1, another softmax, until
     # lowering adversarial round 14)
