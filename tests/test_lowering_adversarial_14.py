@@ -190,6 +190,31 @@ def test_loads_stores_atomics_and_numbers_compute_as_triton_does(tmp_path, dt, b
     _same_as_triton(tmp_path, body, dt)
 
 
+HELD_POINTEES = [
+    ("float32", "i1", f"tl.store(y_ptr + (p + N) * 2048 + offs, t + tl.load({PTR}))"),
+    ("float32", "i1", f"tl.store({PTR}, tl.load({PTR}, mask=t > 0, other=1) & (t > 1))"),
+    ("int32", "i1", f"tl.store({PTR}, t)"),
+    ("float32", "u8", S % "t * 300"),
+    ("int32", "bf16", S % "t // 3"),
+    ("float32", "fp8e4nv", S % "t"),
+    ("float32", "fp64", S % "t * 1.0000001"),
+    ("int32", "i64", f"tl.atomic_add({PTR}, t)"),
+    ("int32", "u32", f"tl.atomic_min({PTR}, t - 5)"),
+    ("float32", "fp64", f"tl.atomic_add({PTR}, t)"),
+    ("int32", "fp32", f"tl.atomic_add({PTR}, t)"),
+    ("float32", "i32", f"tl.atomic_xchg({PTR}, t)"),
+]
+
+
+@pytest.mark.parametrize("dt, ys, body", HELD_POINTEES,
+                         ids=[f"{d}:{y}:{b}" for d, y, b in HELD_POINTEES])
+def test_loads_stores_and_atomics_of_other_pointees_compute_as_triton_does(tmp_path, dt, ys,
+                                                                           body):
+    """``y_ptr`` of another element type than the tile's (bool, uint8, bf16, fp8, fp64, int64,
+    uint32): the conversions of tl.load / tl.store and the atomics' operand casts."""
+    _same_as_triton(tmp_path, body, dt, ys)
+
+
 _SCALAR_MEMORY = re.compile(r"(tt\.(?:store|load) [^\n]*?)(?: loc\(|$)", re.M)
 
 
