@@ -91,12 +91,24 @@ Held (pinned: test_loads_stores_atomics_and_numbers_compute_as_triton_does,
 test_scalar_memory_operations_keep_their_hints, test_what_triton_refuses_is_refused): the rest
 of the probes above.
 
+Also held: a gather into a slot followed, in the writer, by a store or an atomic to global
+memory (the gather's own source too) waits for the cp.async copies first (``wait_group(0)``
+before the write: no copy reads a source the partition has since overwritten, the order the
+source gives); ``tl.device_print`` / ``print`` (``hex``, signedness of each operand) and
+``tl.static_print`` print what Triton's do; reductions of int8 / uint8 / uint16 / uint32 /
+bool / fp16 / bf16 tiles, with ``dtype=`` and ``keep_dims``, are typed as Triton types them;
+``tl.load(ptrs, mask, other=M)`` of a runtime ``M`` (or an fp16 ``other=1e9``) converts the
+other where Triton's canonicalizer converts the scalar first: the same values. A constant mask
+the frontend does not fold (``mask=1 == 1`` of an atomic, round 13's note) is refused by the
+lowering's check, which tle-dump runs: tle-dump refuses it at the line.
+
 Left open: a gather's ``eviction_policy`` is dropped by Triton's cp.async lowering, as
-documented (docs/lowering.md, "Cache hints"); ``x if len(t.shape) == 2 else y`` of tensors is
-refused as a conditional expression of tensors (Triton picks a branch when it compiles; an
-``if`` statement on the same condition is lowered); a mask the frontend does not fold
-(``mask=1 == 1`` of an atomic) is still refused by the lowering's check, at the line, rather than
-the frontend's (round 13's note).
+documented (docs/lowering.md, "Cache hints"). ``x if len(t.shape) == 2 else y`` (or ``...
+t.shape[0] == 32 ...``) of tensors is refused as a conditional expression of tensors, where
+Triton picks a branch when it compiles (an ``if`` statement on the same condition is lowered).
+``tl.dot``'s ``input_precision`` / ``allow_tf32`` / ``max_num_imprecise_acc`` are refused at any
+value but None, also for 16-bit operands, where Triton's wgmma does not read them (a correct
+construct refused: ``tl.dot(a, b, input_precision='ieee')`` of fp16 slots).
 """
 
 from __future__ import annotations
@@ -182,6 +194,20 @@ HELD = [
     ("float32", S % "tl.full([32, 64], 300, tl.int8) + t"),
     ("float16", S % "tl.abs(t)"),
     ("float32", S % "tl.math.erf(t) + tl.math.ceil(t) + tl.fma(t, M, 1)"),
+    # division by zero, NaN and infinities, narrow shifts
+    ("int32", S % "t // 0 + t % 0 + t // (M - M) + tl.cdiv(t, 0)"),
+    ("float32", S % "t / 0 + t * float('-inf')"),
+    ("float32", S % "(t != t).to(tl.float32) + (t == float('nan'))"),
+    ("int32", S % "(t.to(tl.uint8) << 7) >> 7"),
+    ("int32", S % "(t.to(tl.int8) >> 7).to(tl.int32) + ~t.to(tl.uint8)"),
+    # reductions of narrow and unsigned types
+    ("int8", S % "tl.sum(t, 1, dtype=tl.int8)[:, None] + t"),
+    ("int32", S % "tl.sum(t > 0, 1)[:, None] + t"),
+    ("int32", S % "tl.max(t.to(tl.uint8), 1)[:, None] + tl.min(t.to(tl.uint32), 0)[None, :]"),
+    ("int32", S % "tl.reduce_or(t, 1)[:, None] + tl.xor_sum(t.to(tl.uint16), 1)[:, None]"),
+    ("int32", S % "tl.sum(t.to(tl.uint8), 1)[:, None] + t"),
+    ("float16", S % "tl.sum(t, 1, dtype=tl.float32)[:, None] + t"),
+    ("bfloat16", S % "tl.min(t, 0)[None, :] + t"),
 ]
 
 
