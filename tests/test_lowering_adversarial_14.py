@@ -5,35 +5,35 @@ open questions, the Gluon read against plain Triton 3.6 for the same partition c
 Tried (round 13's harness: each a statement ``S`` in the reader of round 5's template, ``t`` the
 [32, 64] tile loaded from the slot; the lowered Gluon compiled for sm_90a on the CPU and the same
 ``S`` in a plain Triton 3.6 kernel compiled alike, the operations of each TTGIR with their types
-and attributes compared once those of a store of ``t`` are taken away; scalar loads and stores
-by their ``tt.load`` / ``tt.store`` lines; gathers into a slot by their PTX): a gather's
-``cache_modifier='.cv'`` / ``'.cg'`` and ``volatile=True``, plain Triton's PTX for the same
-hints; ``tl.store`` with ``cache_modifier`` ``.wt`` / ``.cg`` / ``.wb`` / ``.cs`` and
-``eviction_policy`` (tiles and scalar pointers, by keyword and by position), ``volatile=True``
-loads of a tile and of a scalar beside the pipe's tile, atomics ``add`` / ``or`` / ``and`` /
-``xor`` / ``max`` with ``sem=`` / ``scope=`` (``None`` too), ``boundary_check`` /
-``padding_option`` / ``cache_modifier`` / ``eviction_policy`` / ``mask`` / ``other`` given
-``None`` (or ``[]``) by keyword and by position, constant masks ``1 == 1`` of loads and stores;
-``tl.exp`` / ``tl.exp2`` / ``tl.log`` / ``tl.sin`` / ``tl.cos`` / ``tl.sqrt`` /
-``tl.math.sqrt_rn`` / ``tl.math.rsqrt`` / ``tl.math.ceil`` / ``tl.math.fma`` of fp32 and fp64,
-``tl.fdiv`` with and without ``ieee_rounding``, ``tl.math.div_rn``, ``/``, float ``%`` (fp32,
-fp16), ``tl.math`` functions of fp16 / bf16 (``exp2``, ``sqrt``, ``floor``, ``div_rn``: refused
-as Triton refuses them; ``tl.fma`` of fp16 lowered), ``tl.umulhi`` of int32 / uint32 / a
-number, ``//`` / ``%`` / ``>>`` of int64 / uint64 / int16 / uint8 tiles (negative divisors, a
-product past 2^32), comparisons of tiles of mixed signedness and width (int32 / uint32, uint8 /
-int8, uint16 / int32, int64 / uint32, int64 / uint64; ``tl.maximum`` of uint32 and int32),
-bf16 ``tl.maximum`` (promoted to fp32, as Triton does); ``tl.sigmoid`` / ``tl.softmax`` /
-``tl.clamp`` (refused as calls the lowering does not translate) against the rewrite each
-refusal advises; ``tl.math.pow`` / ``log1p`` / ``fabs`` / ``fast_expf`` (no such names in
-Triton 3.6: refused as unknown), ``tl.extra.cuda.libdevice.pow`` (refused by the lowering);
-Python numbers past int32 beside int32 / int8 tiles (``+``, ``//``, ``%``, ``&``, ``^``,
-``tl.where``: refused as Triton refuses them, "Scalar ... is out of range"; comparisons,
-``tl.maximum`` and float tiles lowered), ``tl.cast`` with ``bitcast`` / ``fp_downcast_rounding``
-(an fp16 widened with a rounding mode refused as Triton refuses it), ``.to(tl.int1)``,
-``tl.zeros_like``, ``tl.full`` of a runtime scalar or an out-of-range number in int8,
-``tl.fma`` of int32 (refused), ``tl.view`` (refused with the advice of tl.reshape: Gluon keeps
-the order); ``len(t.shape)`` in expressions, ``if`` conditions, loop bounds, bound names and
-``tl.static_assert``.
+and attributes compared once those of a store of ``t`` are taken away; scalar loads and stores by
+their ``tt.load`` / ``tt.store`` lines; gathers into a slot by their PTX): a gather's
+``cache_modifier='.cv'`` / ``'.cg'`` and ``volatile=True``, plain Triton's PTX for the same hints;
+``tl.store`` with ``cache_modifier`` ``.wt`` / ``.cg`` / ``.wb`` / ``.cs`` and ``eviction_policy``
+(tiles and scalar pointers, by keyword and by position), ``volatile=True`` loads of a tile and of
+a scalar beside the pipe's tile, atomics ``add`` / ``or`` / ``and`` / ``xor`` / ``max`` with
+``sem=`` / ``scope=`` (``None`` too), ``boundary_check`` / ``padding_option`` / ``cache_modifier``
+/ ``eviction_policy`` / ``mask`` / ``other`` given ``None`` (or ``[]``) by keyword and by
+position, constant masks ``1 == 1`` of loads and stores; ``tl.exp`` / ``tl.exp2`` / ``tl.log`` /
+``tl.sin`` / ``tl.cos`` / ``tl.sqrt`` / ``tl.math.sqrt_rn`` / ``tl.math.rsqrt`` / ``tl.math.ceil``
+/ ``tl.math.fma`` of fp32 and fp64, ``tl.fdiv`` with and without ``ieee_rounding``,
+``tl.math.div_rn``, ``/``, float ``%`` (fp32, fp16), ``tl.math`` functions of fp16 / bf16
+(``exp2``, ``sqrt``, ``floor``, ``div_rn``: refused as Triton refuses them; ``tl.fma`` of fp16
+lowered), ``tl.umulhi`` of int32 / uint32 / a number, ``//`` / ``%`` / ``>>`` of int64 / uint64 /
+int16 / uint8 tiles (negative divisors, a product past 2^32), comparisons of tiles of mixed
+signedness and width (int32 / uint32, uint8 / int8, uint16 / int32, int64 / uint32, int64 /
+uint64; ``tl.maximum`` of uint32 and int32), bf16 ``tl.maximum`` (promoted to fp32, as Triton
+does); ``tl.sigmoid`` / ``tl.softmax`` / ``tl.clamp`` (refused as calls the lowering does not
+translate) against the rewrite each refusal advises; ``tl.math.pow`` / ``log1p`` / ``fabs`` /
+``fast_expf`` (no such names in Triton 3.6: refused as unknown), ``tl.extra.cuda.libdevice.pow``
+(refused by the lowering); Python numbers past int32 beside int32 / int8 tiles (``+``, ``//``,
+``%``, ``&``, ``^``, ``tl.where``: refused as Triton refuses them, "Scalar ... is out of range";
+comparisons, ``tl.maximum`` and float tiles lowered), ``tl.dot``'s ``input_precision`` /
+``allow_tf32`` / ``max_num_imprecise_acc`` / ``out_dtype`` of fp16 / bf16 / fp32 slots,
+``tl.cast`` with ``bitcast`` / ``fp_downcast_rounding`` (an fp16 widened with a rounding mode
+refused as Triton refuses it), ``.to(tl.int1)``, ``tl.zeros_like``, ``tl.full`` of a runtime
+scalar or an out-of-range number in int8, ``tl.fma`` of int32 (refused), ``tl.view`` (refused with
+the advice of tl.reshape: Gluon keeps the order); ``len(t.shape)`` in expressions, ``if``
+conditions, loop bounds, bound names and ``tl.static_assert``.
 
 Wrong and fixed:
 * test_a_falsy_boundary_check_or_padding_option_is_their_default: ``tl.store(ptrs, t, None,
@@ -42,7 +42,8 @@ Wrong and fixed:
   for truth only (``if boundary_check:``, ``if padding_option:``), so a falsy one is the
   default and it compiles them; tle-dump refused them ("`tl.store(..., boundary_check=...)` is
   not supported by the lowering (only its default, ())"). Any falsy literal is now the default
-  (language/call_args.py ``check_memory_keywords``).
+  (language/call_args.py ``check_memory_keywords``; the positional cases of
+  test_scalar_memory_operations_keep_their_hints too).
 * test_a_none_cache_hint_is_no_hint: ``tl.load(ptrs, cache_modifier=None)`` /
   ``tl.store(ptrs, v, eviction_policy=None)``: Triton reads a hint for truth only (None: the
   default); tle-dump verified the kernel and the lowering refused it ("tl.load's cache_modifier
@@ -69,6 +70,17 @@ Wrong and fixed:
   propagate_nan=tl.PropagateNan.ALL)`` was advised ``tl.minimum(tl.maximum(x, lo), hi)``, the
   values of the default rule (NONE), which drops a NaN ``x``: the advice now says so
   (language/unlowered.py).
+* test_a_dot_option_16_bit_operands_do_not_read_lowers: ``tl.dot(a, b,
+  input_precision='ieee')`` of fp16 / bf16 slots (``allow_tf32=False``,
+  ``max_num_imprecise_acc=0``, ``'tf32x3'`` by position) was refused where the kernel is read
+  ("it would compute something else than the kernel says"), where Triton 3.6's wgmma of 16-bit
+  operands reads none of them: its PTX, and the lowered kernel's, issue the default's wgmma
+  instructions. Now lowered at any value Triton takes; of fp32 operands (an FMA product for
+  'ieee') and fp8 ones (partial sums) they stay refused at the line, as do a precision Triton
+  refuses and the pair input_precision / allow_tf32 (lowering/translate.py ``_dot_options``,
+  language/call_args.py ``READ``). Pin changed: tests/test_adversarial_verdicts_56.py's
+  ``input_precision="tf32"`` of bf16 operands (now an unknown precision, refused in the same
+  words).
 * test_a_libdevice_refusal_advises_only_a_tl_function_triton_has:
   ``tl.extra.cuda.libdevice.pow(t, 2.0)`` was refused with "call tl.pow", which Triton 3.6
   lacks (Python raises AttributeError); the advice names tl.<name> only where it exists
@@ -106,9 +118,8 @@ Left open: a gather's ``eviction_policy`` is dropped by Triton's cp.async loweri
 documented (docs/lowering.md, "Cache hints"). ``x if len(t.shape) == 2 else y`` (or ``...
 t.shape[0] == 32 ...``) of tensors is refused as a conditional expression of tensors, where
 Triton picks a branch when it compiles (an ``if`` statement on the same condition is lowered).
-``tl.dot``'s ``input_precision`` / ``allow_tf32`` / ``max_num_imprecise_acc`` are refused at any
-value but None, also for 16-bit operands, where Triton's wgmma does not read them (a correct
-construct refused: ``tl.dot(a, b, input_precision='ieee')`` of fp16 slots).
+``tl.view`` stays refused (Triton's may reorder the elements; the advice, tl.reshape, keeps
+them in order).
 """
 
 from __future__ import annotations
@@ -465,3 +476,97 @@ def test_a_static_assert_of_a_wrong_rank_is_refused_as_triton_refuses_it(tmp_pat
     _plain_refuses(tmp_path, body, "float32", "static_assert")
     rc, out = _dump(_write(tmp_path, _tle_text(S % "t + len(t)", "float32")), "-q")
     assert rc == 1 and "has no len()" in out, out  # of the tensor itself: refused, as Triton
+
+
+# ------------------------------------------------------------------ tl.dot's precision options
+
+DOT = "tl.dot(tl.load(tle.gpu.local_ptr(res.slot.a)), tl.load(tle.gpu.local_ptr(res.slot.b)))"
+
+
+def _dot_kernel(tmp_path: Path, dt: str, options: str) -> Path:
+    from tests.test_lowering_adversarial_5 import ACC
+
+    sig = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32", "float8e4nv": "fp8e4nv"}
+    text = (ACC.replace("tl.bfloat16", f"tl.{dt}").replace('"*bf16"', f'"*{sig[dt]}"')
+            .replace(", acc, HINT)", ", acc)").replace('"y_ptr": "*' + sig[dt] + '"',
+                                                        '"y_ptr": "*fp32"'))
+    assert DOT in text, text
+    return _write(tmp_path, text.replace(DOT, DOT[:-1] + options + ")"))
+
+
+def _wgmmas(ptx: str) -> list[str]:
+    return sorted(re.findall(r"\bwgmma\.mma_async[.\w]*", ptx))
+
+
+@pytest.mark.parametrize("dt", ["float16", "bfloat16"])
+@pytest.mark.parametrize("options", [", input_precision='ieee'", ", allow_tf32=False",
+                                     ", max_num_imprecise_acc=0", ", None, 'tf32x3'",
+                                     ", input_precision='tf32', max_num_imprecise_acc=32"],
+                         ids=["ieee", "no-tf32", "imprecise-0", "positional", "both"])
+def test_a_dot_option_16_bit_operands_do_not_read_lowers(tmp_path, dt, options):
+    """``tl.dot(a, b, input_precision='ieee')`` of fp16 / bf16 slots (``allow_tf32=False``,
+    ``max_num_imprecise_acc=0``): refused as "it would compute something else than the kernel
+    says", where Triton 3.6's wgmma of 16-bit operands reads none of them (its PTX issues the same
+    wgmma instructions with and without them). Now lowered: the default's wgmmas."""
+    from tle_compiler.lowering.compile import compile_kernel
+
+    def wgmmas(options: str) -> list[str]:
+        path = _dot_kernel(tmp_path, dt, options)
+        rc, out = _dump(path, "-q")
+        assert rc == 0, out
+        return _wgmmas(compile_kernel((str(path), "k"), _config(path)["signature"], {})
+                       .asm["ptx"])
+
+    default = wgmmas("")
+    assert default and wgmmas(options) == default
+    plain = _plain_dot_wgmmas(tmp_path, dt, "")
+    assert plain and _plain_dot_wgmmas(tmp_path, dt, options) == plain
+
+
+def _plain_dot_wgmmas(tmp_path: Path, dt: str, options: str) -> list[str]:
+    """The wgmma instructions of plain Triton 3.6's ``tl.dot(a, b<options>)`` of two [64, 64]
+    tiles of ``dt`` (sm_90a, on the CPU)."""
+    import importlib.util
+    import sys
+
+    import triton
+    from triton.backends.compiler import GPUTarget
+
+    name = f"plain14_dot_{abs(hash((dt, options)))}"
+    path = tmp_path / f"{name}.py"
+    path.write_text(f'''
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(x_ptr, y_ptr):
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    tl.store(y_ptr + offs, tl.dot(tl.load(x_ptr + offs), tl.load(x_ptr + 4096 + offs){options}))
+''')
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+        sig = {"x_ptr": "*" + {"float16": "fp16", "bfloat16": "bf16"}[dt], "y_ptr": "*fp32"}
+        return _wgmmas(triton.compile(triton.compiler.ASTSource(mod.k, sig, {}),
+                                      target=GPUTarget("cuda", 90, 32)).asm["ptx"])
+    finally:
+        sys.modules.pop(name, None)
+
+
+@pytest.mark.parametrize("dt, options, words", [
+    ("float32", ", input_precision='ieee'", "`tl.dot(..., input_precision=...)`"),
+    ("float32", ", allow_tf32=False", "`tl.dot(..., allow_tf32=...)`"),
+    ("float16", ", input_precision='fp64'", "`tl.dot(..., input_precision=...)`"),
+    ("float16", ", input_precision='ieee', allow_tf32=True", "not both"),
+], ids=["fp32-ieee", "fp32-no-tf32", "unknown-precision", "both"])
+def test_a_dot_option_that_changes_the_product_stays_refused(tmp_path, dt, options, words):
+    """Of fp32 operands ``input_precision='ieee'`` is an FMA product, not tf32 wgmma (the
+    lowering issues the default): refused at the line, as are a precision Triton refuses and
+    the pair Triton refuses."""
+    path = _dot_kernel(tmp_path, dt, options)
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if "tl.dot(" in t)
+    rc, out = _dump(path, "-q")
+    assert rc == 1 and f"kernel.py:{line}: error" in out and words in out, out

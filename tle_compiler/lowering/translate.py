@@ -1993,6 +1993,37 @@ class FnTranslator:
         self.ctx.uses_acc_store = True
         return True
 
+    #: the input precisions Triton 3.6 takes on sm_90 (its NVIDIA options)
+    DOT_INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+
+    def _dot_options(self, a: V, b: V, kw: dict, node: K.Op) -> None:
+        """tl.dot's ``input_precision`` / ``allow_tf32`` / ``max_num_imprecise_acc``: None is
+        their default. Triton's wgmma of fp16 or bf16 operands reads none of them (the same
+        instructions; tests/test_lowering_adversarial_14.py), so there a value Triton takes is
+        the default's product; they were refused as computing something else (lowering
+        adversarial round 14). Of other operands (tf32 or ieee fp32, fp8's partial sums) they
+        change what is computed, and the lowering issues the default: refused, as before."""
+        given = {k: kw[k] for k in ("input_precision", "allow_tf32", "max_num_imprecise_acc")
+                 if k in kw and not (isinstance(kw[k], K.Const) and kw[k].value is None)}
+        if not given:
+            return
+        if "input_precision" in given and "allow_tf32" in given:
+            raise self.err("tl.dot: give input_precision or allow_tf32, not both (Triton 3.6 "
+                           "refuses the pair: \"Only one of input_precision and allow_tf32 can "
+                           "be specified\")", node)
+        sixteen = a.dtype == b.dtype and a.dtype in ("float16", "bfloat16")
+        for key, e in given.items():
+            value = e.value if isinstance(e, K.Const) else None
+            takes = (isinstance(value, str) and value.lower() in self.DOT_INPUT_PRECISIONS
+                     if key == "input_precision" else isinstance(value, bool)
+                     if key == "allow_tf32" else type(value) is int)
+            if not (sixteen and takes):
+                raise self.err(f"`tl.dot(..., {key}=...)` is not supported by the lowering "
+                               f"(only its default, None, here; a value Triton takes is lowered "
+                               f"for fp16 / bf16 operands, whose wgmma does not read it); it "
+                               f"would compute something else than the kernel says: leave "
+                               f"`{key}=` out where its default computes what is meant", node)
+
     def dot(self, node: K.Op, kw: dict) -> V:
         args = list(node.args)
         a_node, b_node = args[0], args[1]
@@ -2154,6 +2185,7 @@ class FnTranslator:
                 raise self.err("`tl.dot(..., out_dtype=...)` is not supported by the lowering "
                                "(only its default, float32, for float operands); it would "
                                "compute something else than the kernel says", node)
+        self._dot_options(a, b, kw, node)
         acc = self.ex(acc_node, allow_pending=True) if acc_node is not None else None
         if acc is not None and acc.kind == "none":
             # `tl.dot(a, b, None)` / `acc=None`: Triton's default, a dot without an accumulator
