@@ -119,7 +119,8 @@ documented (docs/lowering.md, "Cache hints"). ``x if len(t.shape) == 2 else y`` 
 t.shape[0] == 32 ...``) of tensors is refused as a conditional expression of tensors, where
 Triton picks a branch when it compiles (an ``if`` statement on the same condition is lowered).
 ``tl.view`` stays refused (Triton's may reorder the elements; the advice, tl.reshape, keeps
-them in order).
+them in order). Pipe events under ``if len(t.shape) == 2:`` are refused as depending on data
+(``non-affine-if``), as under ``t.shape[0] == 32``: the verifier reads a shape as data.
 """
 
 from __future__ import annotations
