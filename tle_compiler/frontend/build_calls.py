@@ -173,6 +173,13 @@ class CallBuild:
                                    f"evaluate it in a statement of its own", node,
                                    check="unsupported-expression")
                 return K.Const(n, loc), None
+        if path == "builtins.len" and len(args) == 1 and not kwargs \
+                and isinstance(args[0], K.SlotField) and args[0].field == "shape":
+            # `len(t.shape)`: the rank of a tensor, which Triton 3.6 compiles (a tuple of
+            # constexprs); the reading knows no tensor's rank, so the lowering, which does,
+            # gives the number (lowering/translate.py), and the verifier reads it as data, as it
+            # reads `t.shape[0]` (it was refused here: lowering adversarial round 14)
+            return K.Op("builtins.len", (args[0],), (), loc), None
         if path == "builtins.len":
             # of anything else (a tensor, whose len Triton 3.6 refuses: "object of type 'tensor'
             # has no len()", a range, a tuple the reading does not spell out) the lowering has

@@ -108,7 +108,10 @@ READ: dict[str, tuple[str, ...]] = {
     # (values, indices): translate.py's reductions
     **{f"tl.{r}": ("keep_dims", "return_indices") for r in ("max", "min")},
     "tl.sum": ("keep_dims", "dtype"),
-    "tl.dot": ("out_dtype",),
+    # (input_precision, allow_tf32 and max_num_imprecise_acc: read by the lowering, which
+    # takes them where Triton's wgmma does not read them, 16-bit float operands, and refuses
+    # them elsewhere: lowering/translate.py ``_dot_options``; lowering adversarial round 14)
+    "tl.dot": ("out_dtype", "input_precision", "allow_tf32", "max_num_imprecise_acc"),
 }
 
 #: The values of tl.PropagateNan (Triton 3.6), as the frontend reads ``tl.PropagateNan.NONE``
@@ -127,7 +130,6 @@ DEFAULTS: dict[str, dict[str, object]] = {
     "tl.reduce_or": {},
     "tl.maximum": {"propagate_nan": PROPAGATE_NAN[0]},
     "tl.minimum": {"propagate_nan": PROPAGATE_NAN[0]},
-    "tl.dot": {"input_precision": None, "allow_tf32": None, "max_num_imprecise_acc": None},
     "to": {"bitcast": False, "fp_downcast_rounding": None},
     **{f"tl.{f}": {} for f in UNARY},
 }
@@ -277,6 +279,13 @@ def check_memory_keywords(name: str, kw: dict[str, K.Expr], read: tuple[str, ...
         if key in read:
             continue
         if key in defaults:
+            ok, value = literal_of(e)
+            if ok and not value:
+                # Triton 3.6 tests both for truth only (`if boundary_check:`, `if
+                # padding_option:`), so any falsy literal (None, (), "", 0, False) is the
+                # default: `tl.store(ptrs, v, None, None, ".wt")` was refused as a boundary
+                # check (lowering adversarial round 14)
+                continue
             at_default(name, key, e, defaults)
             continue
         raise CallArgError(f"`{name}` has no keyword `{key}` the lowering knows")

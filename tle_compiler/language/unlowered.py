@@ -6,9 +6,15 @@ check tle-dump verified a kernel that ``--gluon`` then refused."""
 from __future__ import annotations
 
 UNLOWERED_CALLS: dict[str, str] = {
-    "clamp": "write tl.minimum(tl.maximum(x, lo), hi)",
+    # (the values of tl.clamp's default propagate_nan=NONE only: the advice was given to
+    # tl.clamp(..., propagate_nan=tl.PropagateNan.ALL) too; lowering adversarial round 14)
+    "clamp": "write tl.minimum(tl.maximum(x, lo), hi), the values of tl.clamp's default "
+             "propagate_nan=NONE (ALL, a NaN x kept, is not lowered)",
     "sigmoid": "write 1 / (1 + tl.exp(-x))",
-    "softmax": "write it out: e = tl.exp(x - tl.max(x, 1)[:, None]); e / tl.sum(e, 1)[:, None]",
+    # (along dim 0, Triton 3.6's default: the advice spelled axis 1, another softmax, until
+    # lowering adversarial round 14)
+    "softmax": "write it out along its dim (Triton's default is 0): e = tl.exp(x - tl.max(x, 0, "
+               "keep_dims=True)); e / tl.sum(e, 0, keep_dims=True)",
     "argmax": "take m = tl.max(x, axis) and the least index where x equals it: tl.min(tl.where("
               "x == m[:, None], idx, BIG), axis)",
     "argmin": "take m = tl.min(x, axis) and the least index where x equals it: tl.min(tl.where("

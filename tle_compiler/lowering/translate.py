@@ -919,6 +919,13 @@ class FnTranslator:
             return V("scalar", f"{fn}({v.text})", i64=v.i64)
         if name in ("builtins.min", "builtins.max") and node.args and not node.kwargs:
             return self.builtin_min_max(name, node)
+        if name == "builtins.len" and len(node.args) == 1 and not node.kwargs:
+            # `len(t.shape)`, the frontend's one form of len it leaves to run (frontend/
+            # build_calls.py): the rank of a register tensor, a number when Triton compiles it
+            v = self.ex(node.args[0])
+            if v.kind == "tuple":
+                return V("const", str(len(v.value)), value=len(v.value))
+            raise self.err(f"len of a {v.kind}: the lowering knows no length for it", node)
         return self.call_builtin(name, node)
 
     def builtin_min_max(self, name: str, node: K.Op) -> V:
@@ -1000,10 +1007,16 @@ class FnTranslator:
             # tl one of its name: its own element types (libdevice.abs of fp16, libdevice.exp2
             # of int32 are refused by Triton 3.6) and precision (__nv_sinf, not sin.approx); it
             # was lowered to gl.<name> by its last name (adversarial round 36)
+            # (the advice names tl.<name> only where Triton 3.6 has it: `libdevice.pow` was
+            # told to "call tl.pow", which Triton lacks; lowering adversarial round 14)
+            from ..frontend.library_names import has_name
+
+            advice = (f"call tl.{name} or write the math with tl functions"
+                      if has_name("triton.language", name) else
+                      f"write the math with tl functions (Triton 3.6 has no tl.{name})")
             raise self.err(f"`{canon}` is not supported by the lowering: a libdevice function is "
                            f"not lowered (gl.{name} computes another function, of other element "
-                           f"types and precision); call tl.{name} or write the math with tl "
-                           f"functions", node)
+                           f"types and precision); {advice}", node)
         if canon.startswith("tle."):
             if canon == "tle.assume":
                 return V("none", "None")  # a param domain for the verifier; nothing runs
@@ -1563,14 +1576,17 @@ class FnTranslator:
         parts = [p.text]
         for key in ("mask", "other"):
             a = kw.get(key)
-            if a is None:
+            if a is None or isinstance(a, K.Const) and a.value is None:
+                # (`mask=None`, `other=None`, as tl.load's defaults: none given. They were
+                # refused as "must be a scalar, got a none" after tle-dump verified the kernel)
                 continue
             v = self.ex(a)
             if v.kind not in ("const", "scalar"):
                 raise self.err(f"tl.load of a scalar pointer: its {key} must be a scalar, got a "
                                f"{v.kind}", node)
             parts.append(f"{key}={v.text}")
-        if "other" in kw and "mask" not in kw:
+        if any(k.startswith("other=") for k in parts) \
+                and not any(k.startswith("mask=") for k in parts):
             raise self.err("tl.load: `other` without `mask`", node)
         parts += self._cache_hints(kw, node) + self._volatile(kw, node)
         return V("scalar", f"gl.load({', '.join(parts)})", i64=p.pointee in I64_ARG_TYPES,
@@ -1594,6 +1610,10 @@ class FnTranslator:
         out = []
         for key in CACHE_HINTS:
             a = kws.get(key)
+            if isinstance(a, K.Const) and a.value is None:
+                # Triton 3.6 reads a hint for truth only (`if cache_modifier:`): None is the
+                # default, no hint (it was refused as no string literal)
+                continue
             if a is not None:
                 if not (isinstance(a, K.Const) and isinstance(a.value, str)):
                     raise self.err(f"{getattr(node, 'name', 'tl.load')}'s {key} must be a string literal", node)
@@ -1973,6 +1993,37 @@ class FnTranslator:
         self.ctx.uses_acc_store = True
         return True
 
+    #: the input precisions Triton 3.6 takes on sm_90 (its NVIDIA options)
+    DOT_INPUT_PRECISIONS = ("tf32", "tf32x3", "ieee", "bf16x3", "bf16x6")
+
+    def _dot_options(self, a: V, b: V, kw: dict, node: K.Op) -> None:
+        """tl.dot's ``input_precision`` / ``allow_tf32`` / ``max_num_imprecise_acc``: None is
+        their default. Triton's wgmma of fp16 or bf16 operands reads none of them (the same
+        instructions; tests/test_lowering_adversarial_14.py), so there a value Triton takes is
+        the default's product; they were refused as computing something else (lowering
+        adversarial round 14). Of other operands (tf32 or ieee fp32, fp8's partial sums) they
+        change what is computed, and the lowering issues the default: refused, as before."""
+        given = {k: kw[k] for k in ("input_precision", "allow_tf32", "max_num_imprecise_acc")
+                 if k in kw and not (isinstance(kw[k], K.Const) and kw[k].value is None)}
+        if not given:
+            return
+        if "input_precision" in given and "allow_tf32" in given:
+            raise self.err("tl.dot: give input_precision or allow_tf32, not both (Triton 3.6 "
+                           "refuses the pair: \"Only one of input_precision and allow_tf32 can "
+                           "be specified\")", node)
+        sixteen = a.dtype == b.dtype and a.dtype in ("float16", "bfloat16")
+        for key, e in given.items():
+            value = e.value if isinstance(e, K.Const) else None
+            takes = (isinstance(value, str) and value.lower() in self.DOT_INPUT_PRECISIONS
+                     if key == "input_precision" else isinstance(value, bool)
+                     if key == "allow_tf32" else type(value) is int)
+            if not (sixteen and takes):
+                raise self.err(f"`tl.dot(..., {key}=...)` is not supported by the lowering "
+                               f"(only its default, None, here; a value Triton takes is lowered "
+                               f"for fp16 / bf16 operands, whose wgmma does not read it); it "
+                               f"would compute something else than the kernel says: leave "
+                               f"`{key}=` out where its default computes what is meant", node)
+
     def dot(self, node: K.Op, kw: dict) -> V:
         args = list(node.args)
         a_node, b_node = args[0], args[1]
@@ -2134,6 +2185,7 @@ class FnTranslator:
                 raise self.err("`tl.dot(..., out_dtype=...)` is not supported by the lowering "
                                "(only its default, float32, for float operands); it would "
                                "compute something else than the kernel says", node)
+        self._dot_options(a, b, kw, node)
         acc = self.ex(acc_node, allow_pending=True) if acc_node is not None else None
         if acc is not None and acc.kind == "none":
             # `tl.dot(a, b, None)` / `acc=None`: Triton's default, a dot without an accumulator
