@@ -1,0 +1,150 @@
+"""A sixty-sixth adversarial round (adversarial round 66): round 65's false refusals left open
+(a tl.static_range variable divided in a pipe index, a handle chosen by one, a tuple's unnamed
+buffer given to tle.gpu.local_ptr), and round 65's young machinery: free-buffer naming, each
+tle.gpu.alloc evaluation its own buffer, handles and pipes chosen by the kernel's constexprs and
+read specialised. Each case is a small kernel read by tle-dump's main().
+
+False refusals, fixed:
+
+- ``for p in tl.static_range(8): if p % 2 == 0: w.acquire(p // 2) ...`` (also ``k = p // 2``
+  first, ``p // 2 + 2 * (p % 2)``, a helper given ``p // 2``, or a helper given ``p`` that
+  acquires ``i // 2``), a correct ring, was refused, non-affine ("`p // 2` divides (or takes a
+  remainder of) a variable"): the loop was built once with ``p`` a name, where Triton 3.6
+  unrolls it and each iteration's index is a number. FIXED: frontend/build_loops.py
+  ``divides`` (called by ``indexes_by``) reads such a loop unrolled, as one picking a tuple's
+  item by its variable was: verified and lowered with the folded indices; ``w.acquire(p // 2)``
+  of every ``p`` is found (phase-aliasing). A `range` loop's ``p // 2`` stays non-affine.
+- ``for j in tl.static_range(2): h = wa if j == 0 else wb`` (or ``if j == 0: h = wa else: h =
+  wb``) before ``h.acquire(p)`` of two correct rings was refused, unknown-handle ("the frontend
+  cannot tell which pipe handle `h` is", or "`h` holds different values on different paths").
+  FIXED: frontend/build_loops.py ``indexes_by``: a conditional expression of two names, or an
+  `if` binding a name to a name, whose test reads the variable unrolls the loop; ``wa if j == 0
+  else wa`` is found (phase-aliasing, wait-never-committed).
+- ``tl.store(tle.gpu.local_ptr(fb[1]), ...)`` of a tuple ``fb`` of two free buffers no name
+  holds was refused, "tle.gpu.local_ptr takes a shared-memory buffer": the item was None.
+  FIXED: frontend/build_calls.py ``e_Call`` names such an item where local_ptr takes it
+  (``_buf1``, as a conditional expression's operand is): the reader's ``fb[1]`` races with it
+  (buffer-race), ``fb[0]`` is verified (docs/semantics.md, "Free shared buffers").
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from .adversarial_support import FILL, dump, expect, get, kernel, loop, put, run_dump
+from .test_adversarial_verdicts_65 import FB_STORE, HELPER_ITEM, two
+
+# ---------------------------------- A: a tl.static_range variable divided in a pipe index
+
+#: the writer's helper whose window is given the index `i`
+PUT_AT = (f"\n\ndef pp(w, x_ptr, i):\n    s = w.acquire(i)\n    {FILL}\n    w.commit(i)\n"
+          f"\n\ndef pq(w, x_ptr, i):\n    if i % 2 == 1:\n        s = w.acquire(i // 2)\n"
+          f"        {FILL}\n        w.commit(i // 2)\n")
+READ4 = loop("for p in range(4):", get("p"))
+DIVIDED = {
+    "in-the-index": (loop("for p in tl.static_range(8):", loop("if p % 2 == 0:", put("p // 2"))),
+                     "verified"),
+    "a-permutation": (loop("for p in tl.static_range(4):", put("p // 2 + 2 * (p % 2)")),
+                      "verified"),
+    "through-a-name": (loop("for p in tl.static_range(8):",
+                            "k = p // 2\n" + loop("if p % 2 == 0:", put("k"))), "verified"),
+    "given-a-helper": (loop("for p in tl.static_range(8):",
+                            loop("if p % 2 == 0:", "pp(w, x_ptr, p // 2)")), "verified"),
+    "in-a-helper": (loop("for p in tl.static_range(8):", "pq(w, x_ptr, p)"), "verified"),
+    "each-index-twice": (loop("for p in tl.static_range(4):", put("p // 2")),
+                         ("rejected", "[phase-aliasing]")),
+    "each-index-twice-through-a-name": (loop("for p in tl.static_range(8):",
+                                             "k = p // 2\n" + put("k")),
+                                        ("rejected", "[phase-aliasing]")),
+}
+
+
+@pytest.mark.parametrize("name", DIVIDED)
+def test_a_static_range_variable_divided_in_a_pipe_index(tmp_path, capsys, name):
+    """Before: rejected in all, non-affine ("`p // 2` divides (or takes a remainder of) a
+    variable"): the loop, built once with `p` a name, had an index no affine term holds, where
+    Triton 3.6 unrolls it and each iteration's index is a number. Now unrolled (as a tuple item
+    picked by `p` was): the correct ones verified and lowered, the faulty ones found."""
+    writer, want = DIVIDED[name]
+    code, err = dump(tmp_path, capsys, kernel(writer, READ4, extra=PUT_AT))
+    expect(code, err, want)
+    if want == "verified":
+        code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+        assert code == 0, err
+        produce = gluon.split("def produce(", 1)[1].split("@gluon.jit", 1)[0]
+        assert produce.count("mbarrier.arrive(kv_full0") == 4, produce
+        assert "static_range" not in produce, produce
+
+
+def test_held_a_range_variable_divided_in_a_pipe_index_stays_refused(tmp_path, capsys):
+    """A `range` loop is no unrolled loop: `p // 2` stays a non-affine index."""
+    writer = loop("for p in range(8):", loop("if p % 2 == 0:", put("p // 2")))
+    code, err = dump(tmp_path, capsys, kernel(writer, READ4))
+    expect(code, err, ("rejected", "[non-affine]"))
+
+
+# ---------------------------------------- B: a pipe handle chosen by a tl.static_range variable
+
+TWO_PIPES = two("ka = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))\n"
+                "kb = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))")
+#: the two-pipe writer's loop body (both windows written out), replaced by CHOICE
+TWO_WINDOWS = """        s = wa.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        wa.commit(p)
+        s = wb.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+        wb.commit(p)
+"""
+CHOSEN_WINDOW = """        for j in tl.static_range(2):
+CHOICE            s = h.acquire(p)
+            tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+            h.commit(p)
+"""
+CHOICES = {
+    "ifexp": ("            h = wa if j == 0 else wb\n", "verified"),
+    "if": ("            if j == 0:\n                h = wa\n            else:\n"
+           "                h = wb\n", "verified"),
+    "ifexp-reversed": ("            h = wb if j == 1 else wa\n", "verified"),
+    "ifexp-one-pipe-twice": ("            h = wa if j == 0 else wa\n",
+                             ("rejected", "[phase-aliasing]", "[wait-never-committed]")),
+    "if-one-pipe-twice": ("            if j == 0:\n                h = wa\n            else:\n"
+                          "                h = wa\n", ("rejected", "[phase-aliasing]")),
+}
+
+
+@pytest.mark.parametrize("name", CHOICES)
+def test_a_handle_chosen_by_a_static_range_variable(tmp_path, capsys, name):
+    """Before: rejected, unknown-handle (or "`h` holds different values on different paths"),
+    the correct choice and the faulty one alike; now the loop is unrolled and `j` folds."""
+    choice, want = CHOICES[name]
+    assert TWO_WINDOWS in TWO_PIPES
+    text = TWO_PIPES.replace(TWO_WINDOWS, CHOSEN_WINDOW.replace("CHOICE", choice))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+    if want == "verified":
+        code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+        assert code == 0, err
+        produce = gluon.split("def produce(", 1)[1].split("@gluon.jit", 1)[0]
+        assert produce.index("mbarrier.arrive(ka_full0") < produce.index(
+            "mbarrier.arrive(kb_full0"), produce
+
+
+# -------------------------------- C: tle.gpu.local_ptr of a tuple's buffer no name holds
+
+#: round 65's tuple of two buffers handed to both partitions; the writer stores into `fb[1]`
+#: directly, the reader reads `fb[R]` directly
+LOCAL_ITEM = (HELPER_ITEM.replace("    q = fb[R]\n", "").replace("local_ptr(q)", "local_ptr(fb[R])")
+              .replace("    st0(fb[1])\n", FB_STORE.replace("(fb)", "(fb[1])")))
+
+
+@pytest.mark.parametrize("item, want", [
+    ("1", ("rejected", "[buffer-race]", "'produce' writes it", "'consume' reads it")),
+    ("0", "verified"),
+], ids=["the-same-item", "the-other-item"])
+def test_local_ptr_of_a_tuples_unnamed_buffer(tmp_path, capsys, item, want):
+    """Before: rejected in both, "`tle.gpu.local_ptr(fb[1])`: tle.gpu.local_ptr takes a
+    shared-memory buffer": the item of a buffer no name held was None. Now it is named where
+    local_ptr takes it (`_buf1`): the race on the same item found, the other item verified."""
+    assert "local_ptr(fb[1])" in LOCAL_ITEM and "local_ptr(fb[R])" in LOCAL_ITEM
+    code, err = dump(tmp_path, capsys, LOCAL_ITEM.replace("fb[R]", f"fb[{item}]"))
+    expect(code, err, want)
