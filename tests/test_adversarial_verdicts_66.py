@@ -23,8 +23,9 @@ False refusals, fixed:
 - ``tl.store(tle.gpu.local_ptr(fb[1]), ...)`` of a tuple ``fb`` of two free buffers no name
   holds was refused, "tle.gpu.local_ptr takes a shared-memory buffer": the item was None.
   FIXED: frontend/build_calls.py ``e_Call`` names such an item where local_ptr takes it
-  (``_buf1``, as a conditional expression's operand is): the reader's ``fb[1]`` races with it
-  (buffer-race), ``fb[0]`` is verified (docs/semantics.md, "Free shared buffers").
+  (``_buf1``, as a conditional expression's operand is), and so does an item picked by a
+  tl.static_range variable (``fb[j]``): the reader's ``fb[1]`` races with it (buffer-race),
+  ``fb[0]`` is verified (docs/semantics.md, "Free shared buffers").
 """
 
 from __future__ import annotations
@@ -147,4 +148,26 @@ def test_local_ptr_of_a_tuples_unnamed_buffer(tmp_path, capsys, item, want):
     local_ptr takes it (`_buf1`): the race on the same item found, the other item verified."""
     assert "local_ptr(fb[1])" in LOCAL_ITEM and "local_ptr(fb[R])" in LOCAL_ITEM
     code, err = dump(tmp_path, capsys, LOCAL_ITEM.replace("fb[R]", f"fb[{item}]"))
+    expect(code, err, want)
+
+
+#: the writer stores into `fb[j]` for each `j` of tl.static_range(J), the reader reads `fb[R]`
+LOCAL_ITEMS = LOCAL_ITEM.replace(
+    FB_STORE.replace("(fb)", "(fb[1])"),
+    "    for j in tl.static_range(J):\n"
+    "        tl.store(tle.gpu.local_ptr(fb[j]), tl.zeros([2, 64], tl.float32))\n")
+
+
+@pytest.mark.parametrize("j, item, want", [
+    ("2", "0", ("rejected", "[buffer-race]", "shared buffer `_buf1`")),
+    ("2", "1", ("rejected", "[buffer-race]", "shared buffer `_buf2`")),
+    ("1", "1", "verified"),
+], ids=["both-items-read-0", "both-items-read-1", "item-0-only"])
+def test_local_ptr_of_a_tuples_unnamed_buffer_by_a_static_range_variable(tmp_path, capsys, j,
+                                                                        item, want):
+    """Before: rejected in all, "takes a shared-memory buffer" (as `fb[1]` was)."""
+    assert "local_ptr(fb[j])" in LOCAL_ITEMS
+    code, err = dump(tmp_path, capsys,
+                     LOCAL_ITEMS.replace("static_range(J)", f"static_range({j})")
+                     .replace("fb[R]", f"fb[{item}]"))
     expect(code, err, want)

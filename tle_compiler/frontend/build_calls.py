@@ -223,10 +223,11 @@ class CallBuild:
 
     @staticmethod
     def item_chain(e: ast.expr) -> bool:
-        """Whether ``e`` is a name or items of one picked by number (`t`, `t[1]`, `t[0][1]`),
-        which reading twice reads the same (no call, no effect)."""
-        while isinstance(e, ast.Subscript) and isinstance(e.slice, ast.Constant) \
-                and type(e.slice.value) is int:
+        """Whether ``e`` is a name or items of one picked by an index that calls nothing (`t`,
+        `t[1]`, `t[0][1]`, `t[j]` of a tl.static_range variable), which reading twice reads the
+        same (no effect)."""
+        while isinstance(e, ast.Subscript) and not any(
+                isinstance(n, (ast.Call, ast.NamedExpr, ast.Lambda)) for n in ast.walk(e.slice)):
             e = e.value
         return isinstance(e, ast.Name)
 
