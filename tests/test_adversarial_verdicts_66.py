@@ -171,3 +171,21 @@ def test_local_ptr_of_a_tuples_unnamed_buffer_by_a_static_range_variable(tmp_pat
                      LOCAL_ITEMS.replace("static_range(J)", f"static_range({j})")
                      .replace("fb[R]", f"fb[{item}]"))
     expect(code, err, want)
+
+
+@pytest.mark.parametrize("c, want", [
+    ("1", "verified"),
+    ("5", ("rejected", "[phase-aliasing]", "[wait-never-committed]")),
+])
+def test_a_handle_chosen_by_a_static_range_variable_and_a_constexpr(tmp_path, capsys, c, want):
+    """`h = wa if j < C else wb` in `for j in tl.static_range(2)`: unrolled, each iteration's
+    test reads the constexpr alone and the kernel is read specialised to C (round 65's
+    reading); before, unknown-handle at any C."""
+    text = (TWO_PIPES.replace(TWO_WINDOWS, CHOSEN_WINDOW.replace(
+        "CHOICE", "            h = wa if j < C else wb\n"))
+        .replace('"C": 5', '"C": ' + c)
+        .replace("(produce, (ka, kb, x_ptr, N))", "(produce, (ka, kb, x_ptr, N, C))")
+        .replace("def produce(ka, kb, x_ptr, N):", "def produce(ka, kb, x_ptr, N, C: tl.constexpr):"))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+    assert f"read specialised to C={c}" in err, err
