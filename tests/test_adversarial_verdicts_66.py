@@ -26,6 +26,18 @@ False refusals, fixed:
   (``_buf1``, as a conditional expression's operand is), and so does an item picked by a
   tl.static_range variable (``fb[j]``): the reader's ``fb[1]`` races with it (buffer-race),
   ``fb[0]`` is verified (docs/semantics.md, "Free shared buffers").
+- ``h = wa if C else wb`` with DEFAULT_CONFIG ``{"C": True}`` (round 65's open item) was refused,
+  constexpr-operand ("DEFAULT_CONFIG gives C True, no integer"), where ``--param C=True`` and a
+  launch with C=True (compile_kernel binds a bool as its integer) read and lowered it: the file's
+  own configuration was refused. FIXED: cli/dump.py ``_chosen_by_bools`` binds such a bool of the
+  config as its integer where the generic reading stopped at a choice (``undecided_choice``
+  marks its CapacityOfConstexprs ``choice``), and frontend/ast_reader.py ``_bound_for`` lets a
+  bool bind a choice's constexpr (``generic``, ``kernel_infos``), so that --gluon, which lowers
+  the config's True, reads it too: verified and lowered with ``ka``'s barriers, ``"C": False``
+  rejected; a pipe capacity of a bool stays refused (docs/language.md).
+- ``for j in tl.static_range(2): h = wa if j < C else wb`` (a static variable and a constexpr)
+  was refused, unknown-handle; now unrolled, then read specialised to C (C = 1 verified, C = 5
+  rejected).
 """
 
 from __future__ import annotations
@@ -33,7 +45,7 @@ from __future__ import annotations
 import pytest
 
 from .adversarial_support import FILL, dump, expect, get, kernel, loop, put, run_dump
-from .test_adversarial_verdicts_65 import FB_STORE, HELPER_ITEM, two
+from .test_adversarial_verdicts_65 import FB_STORE, HELPER_ITEM, chosen, two
 
 # ---------------------------------- A: a tl.static_range variable divided in a pipe index
 
@@ -189,3 +201,35 @@ def test_a_handle_chosen_by_a_static_range_variable_and_a_constexpr(tmp_path, ca
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, want)
     assert f"read specialised to C={c}" in err, err
+
+
+# ------------------------------- D: a pipe handle a bool constexpr of DEFAULT_CONFIG chooses
+
+@pytest.mark.parametrize("c, want", [
+    ("True", "verified"),
+    ("False", ("rejected", "[wait-never-committed]")),
+])
+def test_a_handle_a_bool_constexpr_of_the_config_chooses(tmp_path, capsys, c, want):
+    """`h = wa if C else wb`, DEFAULT_CONFIG `{"C": True}`: before, rejected (constexpr-operand,
+    "DEFAULT_CONFIG gives C True, no integer") where `--param C=True` and a launch with C=True
+    read it (as 1). Now read specialised to it as they do, and --gluon lowers it (as True)."""
+    text = chosen("h = wa if C else wb").replace('"C": 5', '"C": ' + c)
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+    assert "read specialised to C=" in err and "no integer" not in err, err
+    code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    if want == "verified":
+        assert code == 0, err
+        writer = gluon.split("def produce(", 1)[1].split("@gluon.jit", 1)[0]
+        assert "mbarrier.arrive(ka_full0" in writer and "kb_full0" not in writer, writer
+    else:
+        assert code == 1 and "[wait-never-committed]" in err, err
+
+
+def test_held_a_capacity_of_a_bool_constexpr_of_the_config_stays_refused(tmp_path, capsys):
+    """A pipe capacity takes integers: DEFAULT_CONFIG's `"C": True` gives it none."""
+    text = kernel(loop("for p in range(N):", put("p")), loop("for p in range(N):", get("p")),
+                  config="True").replace("capacity=2, tile=tle.gpu.alloc([2, 64]",
+                                         "capacity=C, tile=tle.gpu.alloc([C, 64]")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[constexpr-operand]", "DEFAULT_CONFIG gives C True"))

@@ -14,6 +14,7 @@ from ..language.gpu import normalize_dtype
 from .build_support import (BINOPS, CMPOPS, CapacityOfConstexprs, Static, UNOPS, VERBS,
                             _compile_time_only, fold_body, has_effect, is_none,
                             no_integer_in_config, writes_memory)
+from .config_literal import entry_section
 from .folding import fold
 from .modules import shown
 from .scope import canon
@@ -237,14 +238,21 @@ class ExpressionBuild:
         config = self.frames[0].module.default_config
         unread = (f" (DEFAULT_CONFIG, line {config[1]}, is no literal dict: tle-dump reads "
                   f"no values from it)" if isinstance(config, tuple) and config
-                  and config[0] == "error" else no_integer_in_config(config,
-                                                                      self.kernel_name, ordered))
-        raise CapacityOfConstexprs(
+                  and config[0] == "error" else no_integer_in_config(
+                      config, self.kernel_name,
+                      [n for n in ordered if type(entry_section(config, self.kernel_name,
+                                                                "constexprs").get(n)) is not bool]))
+        e = CapacityOfConstexprs(
             f"{what} by `{ast.unparse(test)}`, of constexpr {', '.join(ordered)}: give "
             f"{'it a value' if len(ordered) == 1 else 'them values'} (DEFAULT_CONFIG's "
             f"\"constexprs\", tle-dump --param {ordered[0]}=..., or a launch's), with which the "
             f"kernel is read specialised and only the chosen value exists{unread}",
             self.loc(test), ordered, self.kernel_name, config)
+        # a choice, which a bool constexpr makes as well (DEFAULT_CONFIG's `"C": True`, read
+        # as the integer 1 and lowered as True: adversarial round 66), where a capacity takes
+        # integers only
+        e.choice = True
+        raise e
 
     def e_IfExp(self, node: ast.IfExp) -> tuple[K.Expr, Optional[Static]]:
         """``a if c else b``: an ``ifexp`` operation (the lowering refuses it); a pipe event in
