@@ -35,6 +35,15 @@ False refusals, fixed:
   bool bind a choice's constexpr (``generic``, ``kernel_infos``), so that --gluon, which lowers
   the config's True, reads it too: verified and lowered with ``ka``'s barriers, ``"C": False``
   rejected; a pipe capacity of a bool stays refused (docs/language.md).
+- ``h = (wa, wb)[C - 5]`` (or ``(wb, wa)[C > 3]``, ``hs[C // 4 - 1]``, ``(ka, kb)[C -
+  5].writer()``), a handle a constexpr index picks, Python picking ``wa`` at C = 5, was refused,
+  "a tuple's index must be a constant when the kernel is read". FIXED: frontend/
+  build_expressions.py ``e_Subscript`` stops the generic reading at such an index of a tuple
+  of handles or pipes (``undecided_choice``), read specialised as round 65's conditional
+  expressions are; an index the specialised reading folds past the end (``(wa, wb)[C]``, and
+  a literal ``(wa, wb)[2]``, unknown-handle before) is refused as Python's IndexError.
+  Round 9's ``hs[C - 3]`` of ``(w, w)`` at C = 5 is now refused so (its test updated); an index
+  read at run time, or of a tuple holding other values, keeps the old refusal.
 - ``for j in tl.static_range(2): h = wa if j < C else wb`` (a static variable and a constexpr)
   was refused, unknown-handle; now unrolled, then read specialised to C (C = 1 verified, C = 5
   rejected).
@@ -233,3 +242,43 @@ def test_held_a_capacity_of_a_bool_constexpr_of_the_config_stays_refused(tmp_pat
                                          "capacity=C, tile=tle.gpu.alloc([C, 64]")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, ("rejected", "[constexpr-operand]", "DEFAULT_CONFIG gives C True"))
+
+
+# ------------------------------------- E: a pipe handle a constexpr index picks from a tuple
+
+PICKED = {
+    "by-a-difference": ("h = (wa, wb)[C - 5]", "5", "verified"),
+    "by-a-comparison": ("h = (wb, wa)[C > 3]", "5", "verified"),
+    "by-a-comparison-badly": ("h = (wb, wa)[C > 3]", "2", ("rejected", "[wait-never-committed]")),
+    "through-a-name": ("hs = (wa, wb)\nh = hs[C // 4 - 1]", "5", "verified"),
+    "negative": ("h = (wa, wb)[-C + 3]", "5", "verified"),
+    "pipes-then-writer": ("h = (ka, kb)[C - 5].writer()", "5", "verified"),
+    "past-the-end": ("h = (wa, wb)[C]", "5", ("rejected", "index 5 is out of range of a tuple")),
+}
+
+
+@pytest.mark.parametrize("name", PICKED)
+def test_a_handle_a_constexpr_index_picks(tmp_path, capsys, name):
+    """Before: rejected, "a tuple's index must be a constant when the kernel is read" (the
+    generic reading has no value of C), where Python picks the item at C's value. Now read
+    specialised to C as a conditional expression choosing a handle is (round 65): verified
+    where the item is `wa`, the faults found, an index past the end refused as Python's
+    IndexError."""
+    choose, c, want = PICKED[name]
+    code, err = dump(tmp_path, capsys, chosen(choose).replace('"C": 5', '"C": ' + c))
+    expect(code, err, want)
+    if want == "verified":
+        assert f"read specialised to C={c}" in err, err
+        code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+        assert code == 0, err
+        writer = gluon.split("def produce(", 1)[1].split("@gluon.jit", 1)[0]
+        assert "mbarrier.arrive(ka_full0" in writer and "kb_full0" not in writer, writer
+
+
+@pytest.mark.parametrize("choose", ["h = (wa, wb)[N]", "h = (wa, wb)[C - N]",
+                                    "t = (wa, 1)\nh = t[C - 5]"],
+                         ids=["run-time", "mixed", "not-all-handles"])
+def test_held_an_index_read_at_run_time_or_of_other_values_is_refused(tmp_path, capsys, choose):
+    code, err = dump(tmp_path, capsys, chosen(choose))
+    expect(code, err, ("rejected", "a tuple's index must be a constant"))
+    assert "read specialised" not in err, err
