@@ -42,8 +42,9 @@ False refusals, fixed:
   of handles or pipes (``undecided_choice``), read specialised as round 65's conditional
   expressions are; an index the specialised reading folds past the end (``(wa, wb)[C]``, and
   a literal ``(wa, wb)[2]``, unknown-handle before) is refused as Python's IndexError.
-  Round 9's ``hs[C - 3]`` of ``(w, w)`` at C = 5 is now refused so (its test updated); an index
-  read at run time, or of a tuple holding other values, keeps the old refusal.
+  Round 9's ``hs[C - 3]`` of ``(w, w)`` at its config's C = 3 (``hs[0]``, correct) is now
+  verified (its test updated); an index read at run time, or of a tuple holding other values,
+  keeps the old refusal.
 - ``for j in tl.static_range(2): h = wa if j < C else wb`` (a static variable and a constexpr)
   was refused, unknown-handle; now unrolled, then read specialised to C (C = 1 verified, C = 5
   rejected).
