@@ -111,7 +111,7 @@ class LoopBuild:
         def reads(x: ast.AST) -> bool:
             return any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(x))
 
-        if self.divides(body, var, depth):
+        if depth == 0 and self.divides(body, var):  # (it follows the helpers itself)
             return True
         for n in walk_no_defs(body):
             if isinstance(n, ast.Subscript) and reads(n.slice):
@@ -180,7 +180,7 @@ class LoopBuild:
             params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
             given = [params[i] for i, a in enumerate(n.args[:len(params)]) if divided(a, names)]
             given += [k.arg for k in n.keywords if k.arg is not None and divided(k.value, names)]
-            if given and self.divided_in(fdef.body, set(given), depth + 1):
+            if given and self.divided_in(fdef.body, set(given)):
                 return True
             given = [params[i] for i, a in enumerate(n.args[:len(params)])
                      if reads(a, {var})]
@@ -189,7 +189,7 @@ class LoopBuild:
                 return True
         return False
 
-    def divided_in(self, body: list[ast.stmt], names: set, depth: int) -> bool:
+    def divided_in(self, body: list[ast.stmt], names: set) -> bool:
         """Whether a pipe event of ``body`` takes an index that reads ``names`` (parameters
         given a quotient or remainder of a tl.static_range variable): :meth:`divides`."""
         for n in walk_no_defs(body):
