@@ -48,6 +48,40 @@ False refusals, fixed:
 - ``for j in tl.static_range(2): h = wa if j < C else wb`` (a static variable and a constexpr)
   was refused, unknown-handle; now unrolled, then read specialised to C (C = 1 verified, C = 5
   rejected).
+
+Checked and held (no hole found): free buffers under the names the numbering would pick or the
+lowering spells (a kernel-body ``kv_tile``, ``_buf1``, ``w``, ``s``, ``k``: the race found, each
+its own buffer); one buffer bound twice by ``fa, fc = b, b``, a helper returning ``(b, b)``,
+``ident(fa)`` or a tuple returned twice by one call (the race found; two calls, two buffers,
+verified); chained assignment, walrus, starred items, slices (refused) and tuples repeated or
+concatenated (``(b,) * 2``, ``t + t``, ``t += t``: refused, no tuple); an alloc picked per
+iteration of an unrolled tl.static_range (the race found on ``fa_2``); buffers swapped or
+allocated again in a kernel-body loop (static_range, range, while: refused) or under ``if C >
+3`` (unknown-buffer), a helper allocating in both branches of an `if` on a constexpr
+(unknown-buffer); nested items ``fb[1][0]`` given to local_ptr (race found, the other item
+verified); the .kir text of ``_buf1`` / ``_buf2`` read back to the same verdict. Choices by
+constexprs: a file of two kernels whose DEFAULT_CONFIG entries give C = 5 and C = 2 (each read
+at its own value); a config built from a variable (refused: no literal); ``--param C=True`` of
+an integer constexpr, ``C=5.0``, ``C=0x5`` (exit 2); ``C / 2 > 2``, ``-C // 2 == -3``, ``-C % 3
+== 1`` folded as Python at several values; ``C is True``, ``C is 1``, ``is not``,
+``isinstance`` (refused, so a bool read as its integer cannot be told apart); ``f = C > 3``
+then ``wa if f`` or ``if f:`` (a tensor in Triton 3.6: refused), ``f: tl.constexpr = C > 3``,
+``not C < 4``, ``C > 3 and C`` (verified), ``C > 3 and wa or wb`` (refused); partition
+parameters given ``C + N * 0``, ``C + N`` or ``N`` (refused), an unannotated one given C and a
+kernel-body ``D: tl.constexpr = C + 1`` (read specialised), a plain ``D = C + 1`` (a tensor in
+Triton: refused), ``C = N`` or ``C, D = N, 1`` before the choice (refused); a chosen handle
+chosen again in the loop with the other value or by ``if C > 3: h = wb`` (refused), with the
+same value (verified); compile_kernel of a kernel-body pipe choice at C = 5 (lowered with
+``ka``) and C = 2 (rejected), and of a bool choice at True, False and 1. tl.static_range:
+``p // 2 + 2`` over negative ``p`` (Python's floor, lowered as Python literals), ``q = p`` then
+``q // 2`` (refused: a tensor Triton divides as C), ``q = p // 2`` (Python's, verified);
+``tl.static_range(-4, 0)``; a `range` loop's ``p // 2`` (non-affine, as before).
+
+Left open: a tl.static_range whose bounds are constexprs (``tl.static_range(2 * C)``) and whose
+variable a pipe index divides stays non-affine (the generic build binds no constexpr for a
+loop bound, so the loop is not unrolled); a free buffer a constexpr chooses keeps its rules, a
+pipe capacity of a bool constexpr is refused, and a tuple holding other values than handles
+or pipes indexed by a constexpr keeps "a tuple's index must be a constant".
 """
 
 from __future__ import annotations
@@ -207,7 +241,8 @@ def test_a_handle_chosen_by_a_static_range_variable_and_a_constexpr(tmp_path, ca
         "CHOICE", "            h = wa if j < C else wb\n"))
         .replace('"C": 5', '"C": ' + c)
         .replace("(produce, (ka, kb, x_ptr, N))", "(produce, (ka, kb, x_ptr, N, C))")
-        .replace("def produce(ka, kb, x_ptr, N):", "def produce(ka, kb, x_ptr, N, C: tl.constexpr):"))
+        .replace("def produce(ka, kb, x_ptr, N):",
+                 "def produce(ka, kb, x_ptr, N, C: tl.constexpr):"))
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, want)
     assert f"read specialised to C={c}" in err, err
