@@ -318,3 +318,21 @@ def test_held_an_index_read_at_run_time_or_of_other_values_is_refused(tmp_path, 
     code, err = dump(tmp_path, capsys, chosen(choose))
     expect(code, err, ("rejected", "a tuple's index must be a constant"))
     assert "read specialised" not in err, err
+
+
+PICKERS = ('\n\ndef pk(a, b, c: tl.constexpr):\n    return a if c == 0 else b\n'
+           '\n\ndef pk2(a, b, c: tl.constexpr):\n    if c == 0:\n        x = a\n    else:\n'
+           '        x = b\n    return x\n')
+
+
+@pytest.mark.parametrize("call, want", [
+    ("pk(wa, wb, j)", "verified"),
+    ("pk2(wa, wb, j)", "verified"),
+    ("pk(wa, wa, j)", ("rejected", "[phase-aliasing]")),
+], ids=["ifexp-helper", "if-helper", "one-pipe-twice"])
+def test_a_handle_a_helper_chooses_by_a_static_range_variable(tmp_path, capsys, call, want):
+    """The choice made in a helper given `j`: before, unknown-handle; the loop is unrolled."""
+    text = TWO_PIPES.replace(TWO_WINDOWS, CHOSEN_WINDOW.replace(
+        "CHOICE", f"            h = {call}\n")) + PICKERS
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
