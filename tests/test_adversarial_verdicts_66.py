@@ -14,6 +14,9 @@ False refusals, fixed:
   ``divides`` (called by ``indexes_by``) reads such a loop unrolled, as one picking a tuple's
   item by its variable was: verified and lowered with the folded indices; ``w.acquire(p // 2)``
   of every ``p`` is found (phase-aliasing). A `range` loop's ``p // 2`` stays non-affine.
+  tests/test_lowering_adversarial_3.py pinned ``2 * i + j // 2`` under ``if j == 0:`` (that is
+  ``2 * i``) as refused: it now has the verdict of the kernel written ``2 * i``, and that
+  test's case divides the `range` variable instead.
 - ``for j in tl.static_range(2): h = wa if j == 0 else wb`` (or ``if j == 0: h = wa else: h =
   wb``) before ``h.acquire(p)`` of two correct rings was refused, unknown-handle ("the frontend
   cannot tell which pipe handle `h` is", or "`h` holds different values on different paths").
@@ -336,3 +339,17 @@ def test_a_handle_a_helper_chooses_by_a_static_range_variable(tmp_path, capsys, 
         "CHOICE", f"            h = {call}\n")) + PICKERS
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, want)
+
+
+def test_lowering_round_3s_static_range_quotient_is_read_as_its_original(tmp_path, capsys):
+    """tests/test_lowering_adversarial_3.py's `wa.acquire(2 * i + j // 2)` under `if j == 0:`
+    of `for j in tl.static_range(4)` (the index 2 * i): before, refused (non-affine); now read
+    unrolled, with the verdict of the kernel written `2 * i` (bounded: exit 3, nothing false)."""
+    from .test_lowering_adversarial_3 import KERNELS, _edit
+
+    edited = _edit("static_branches", ("                s = wa.acquire(2 * i)\n",
+                                       "                s = wa.acquire(2 * i + j // 2)\n"))
+    code, err = dump(tmp_path, capsys, KERNELS["static_branches"])
+    code_edited, err_edited = dump(tmp_path, capsys, edited)
+    assert code == code_edited == 3, err + err_edited
+    assert "[non-affine]" not in err_edited and ": bounded: " in err_edited, err_edited
