@@ -680,7 +680,9 @@ EXPLORED = {
         ring(writer(pre="hs = (w, w)\n", body=PUT.replace("w.", "hs[0]."))), "verified"),
     "a handle in a tuple, indexed by a constexpr expression": (
         ring(writer(pre="hs = (w, w)\n", body=PUT.replace("w.", "hs[C - 3]."))),
-        ("rejected", "a tuple's index must be a constant when the kernel is read")),
+        # read specialised to DEFAULT_CONFIG's C = 3 since adversarial round 66 (a tuple of
+        # handles picked by a constexpr index), where `hs[0]` is the writer: correct
+        "verified"),
     "writer() taken twice in one partition": (
         ring(writer(pre="w2 = kv.writer()\n", body=PUT.replace("w.commit", "w2.commit"))),
         "verified"),

@@ -58,6 +58,14 @@ SPECIALIZABLE = frozenset({"non-affine", "non-affine-loop", "non-affine-if", "co
                            "static-assert", "constexpr-operand"})
 
 
+def _bound_for(pending: CapacityOfConstexprs, value: object) -> bool:
+    """Whether ``value`` binds a constexpr that ``pending`` needs: an integer, or for a pipe
+    handle or a pipe the constexpr chooses (``pending.choice``) a bool too, which the build
+    folds as Python does (`wa if C else wb`; --gluon lowers a DEFAULT_CONFIG's True as one).
+    A capacity takes integers only."""
+    return type(value) is int or getattr(pending, "choice", False) and type(value) is bool
+
+
 def parse(text: str, path: str) -> ast.Module:
     return parse_python(text, path)
 
@@ -125,7 +133,7 @@ class _Reading:
         values = entry_section(self.pending.config, self.pending.kernel, "constexprs")
         while True:
             names = self.pending.names
-            if not all(type(values.get(n)) is int for n in names):
+            if not all(_bound_for(self.pending, values.get(n)) for n in names):
                 raise self.pending
             try:
                 return self.built_for({n: values[n] for n in names})
@@ -139,7 +147,7 @@ class _Reading:
     def kernel_infos(self, bind: Optional[dict]) -> list[KernelInfo]:
         key = tuple(sorted((bind or {}).items()))
         if self.pending is not None and not all(
-                type((bind or {}).get(n)) is int for n in self.pending.names):
+                _bound_for(self.pending, (bind or {}).get(n)) for n in self.pending.names):
             raise self.pending
         if key not in self.infos:
             built = self.built_for(bind or {})
@@ -188,7 +196,7 @@ class _Reading:
                                                     if self.pending else e.names,
                                                     e.kernel, e.config)
                 self.branching = self.branching | frozenset(e.names)
-                if not all(type(bind.get(n)) is int for n in e.names):
+                if not all(_bound_for(e, bind.get(n)) for n in e.names):
                     raise self.pending from None
                 return self.built_for(bind, every)
             first = self.built is None and not self.folded

@@ -86,10 +86,17 @@ class CallBuild:
         if path == "tle_compiler.gpu.alloc":
             return self.alloc(node)
         if path == "tle_compiler.gpu.local_ptr" and node.args and \
-                isinstance(node.args[0], ast.Name):
+                self.item_chain(node.args[0]):
             _, bst = self.expr(node.args[0])
             owner = self.buffer_owner.get(bst.value[0]) if bst is not None and \
                 bst.kind == "buffer" else None
+            if bst is not None and bst.kind == "buffer" and owner is None \
+                    and bst.value[1] is None and bst.value[0] not in self.buffer_names:
+                # a tuple's free buffer no name holds (`tle.gpu.local_ptr(t[1])`): named here,
+                # as a conditional expression's operand is, so that the item (read again as
+                # the call is built) is that buffer (adversarial round 66: it was None, and the
+                # kernel refused, "takes a shared-memory buffer")
+                self.name_buffer(bst, self.unused_buffer_name(), node.args[0])
             if owner is not None:
                 raise self.err(f"`{ast.unparse(node)}` reaches the buffer of field '{owner[1]}' of "
                                f"pipe '{owner[0]}' directly: use the slot of an acquire or a wait "
@@ -220,6 +227,16 @@ class CallBuild:
             self.folded_cdiv(node, list(zip(node.args, args)))
         args, kwargs = self.positional_keywords(name, args, kwargs, node)
         return self.seq(K.Op(name, tuple(args), tuple(kwargs), loc)), None
+
+    @staticmethod
+    def item_chain(e: ast.expr) -> bool:
+        """Whether ``e`` is a name or items of one picked by an index that calls nothing (`t`,
+        `t[1]`, `t[0][1]`, `t[j]` of a tl.static_range variable), which reading twice reads the
+        same (no effect)."""
+        while isinstance(e, ast.Subscript) and not any(
+                isinstance(n, (ast.Call, ast.NamedExpr, ast.Lambda)) for n in ast.walk(e.slice)):
+            e = e.value
+        return isinstance(e, ast.Name)
 
     def positional_keywords(self, name: str, args, kwargs, node) -> tuple[list, list]:
         """A reduction's arguments past its axis given by position (``tl.sum(x, 1, True)``,

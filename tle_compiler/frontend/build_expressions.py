@@ -14,6 +14,7 @@ from ..language.gpu import normalize_dtype
 from .build_support import (BINOPS, CMPOPS, CapacityOfConstexprs, Static, UNOPS, VERBS,
                             _compile_time_only, fold_body, has_effect, is_none,
                             no_integer_in_config, writes_memory)
+from .config_literal import entry_section
 from .folding import fold
 from .modules import shown
 from .scope import canon
@@ -237,14 +238,21 @@ class ExpressionBuild:
         config = self.frames[0].module.default_config
         unread = (f" (DEFAULT_CONFIG, line {config[1]}, is no literal dict: tle-dump reads "
                   f"no values from it)" if isinstance(config, tuple) and config
-                  and config[0] == "error" else no_integer_in_config(config,
-                                                                      self.kernel_name, ordered))
-        raise CapacityOfConstexprs(
+                  and config[0] == "error" else no_integer_in_config(
+                      config, self.kernel_name,
+                      [n for n in ordered if type(entry_section(config, self.kernel_name,
+                                                                "constexprs").get(n)) is not bool]))
+        e = CapacityOfConstexprs(
             f"{what} by `{ast.unparse(test)}`, of constexpr {', '.join(ordered)}: give "
             f"{'it a value' if len(ordered) == 1 else 'them values'} (DEFAULT_CONFIG's "
             f"\"constexprs\", tle-dump --param {ordered[0]}=..., or a launch's), with which the "
             f"kernel is read specialised and only the chosen value exists{unread}",
             self.loc(test), ordered, self.kernel_name, config)
+        # a choice, which a bool constexpr makes as well (DEFAULT_CONFIG's `"C": True`, read
+        # as the integer 1 and lowered as True: adversarial round 66), where a capacity takes
+        # integers only
+        e.choice = True
+        raise e
 
     def e_IfExp(self, node: ast.IfExp) -> tuple[K.Expr, Optional[Static]]:
         """``a if c else b``: an ``ifexp`` operation (the lowering refuses it); a pipe event in
@@ -438,10 +446,26 @@ class ExpressionBuild:
             i = fold(index)
             if isinstance(i, int) and -len(st.value) <= i < len(st.value):
                 return self.item_of(base, st, i % len(st.value), self.loc(node))
+        if single and type(fold(index)) is int and (
+                isinstance(base, K.TupleExpr) or st is not None and st.kind == "tuple"):
+            # an index past the tuple's end: Python's IndexError, when Triton 3.6 compiles it
+            n = len(base.items) if isinstance(base, K.TupleExpr) else len(st.value)
+            raise self.err(f"`{ast.unparse(node)}`: index {fold(index)} is out of range of a "
+                           f"tuple of {n} item{'s' if n != 1 else ''} (Python's IndexError when "
+                           f"Triton compiles the kernel)", node, check="unsupported-expression")
         if single and fold(index) is None and self.tuple_shape(base, st) is not None:
             # the kernel IR is read once for every value of the kernel's constexpr parameters,
             # so an index the reading cannot fold cannot pick a tuple's item
             loop_var = self.is_runtime(index)
+            deciders = None if loop_var or st is None or st.kind != "tuple" or not all(
+                _compile_time_only(x) for x in st.value) else self.kernel_constexprs_of(index)
+            if deciders:
+                # a pipe handle or a pipe a constexpr index picks from a tuple of them (`(wa,
+                # wb)[C]`, `ws[STAGE]`): read specialised, where the index folds, as a
+                # conditional expression choosing one is (adversarial round 66: refused, "a
+                # tuple's index must be a constant"); a tuple of other values keeps that rule
+                self.undecided_choice(f"`{ast.unparse(node)}` picks a pipe handle or a pipe",
+                                      node.slice, deciders)
             raise self.err(f"`{ast.unparse(node)}`: a tuple's index must be a constant when the "
                            f"kernel is read (a literal, a module constant, the variable of a "
                            f"tl.static_range loop of constant bounds, or a partition or helper "

@@ -111,8 +111,23 @@ class LoopBuild:
         def reads(x: ast.AST) -> bool:
             return any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(x))
 
+        if depth == 0 and self.divides(body, var):  # (it follows the helpers itself)
+            return True
         for n in walk_no_defs(body):
             if isinstance(n, ast.Subscript) and reads(n.slice):
+                return True
+            # (adversarial round 66) a pipe event's index that divides the variable or takes
+            # its remainder (`w.acquire(p // 2)`), or a value it chooses (`wa if j == 0 else
+            # wb`, `if j == 0: h = wa`): each iteration's is a number in Triton 3.6, where the
+            # body built once with the variable a name read a non-affine index (non-affine) or
+            # a handle of no single value (unknown-handle), refusing correct kernels; unrolled,
+            # each is folded. (A condition `if p % 2 == 0:` the protocol view reads as it is.)
+            if isinstance(n, ast.IfExp) and reads(n.test) and all(
+                    isinstance(b, ast.Name) for b in (n.body, n.orelse)):
+                return True
+            if isinstance(n, ast.If) and reads(n.test) and any(
+                    isinstance(a, ast.Assign) and isinstance(a.value, ast.Name)
+                    for a in n.body + n.orelse):
                 return True
             if not isinstance(n, ast.Call) or depth >= 8:
                 continue
@@ -127,6 +142,66 @@ class LoopBuild:
             given = [names[i] for i, a in enumerate(n.args[:len(names)]) if reads(a)]
             given += [k.arg for k in n.keywords if k.arg is not None and reads(k.value)]
             if any(self.indexes_by(fdef.body, name, depth + 1) for name in given):
+                return True
+        return False
+
+    def divides(self, body: list[ast.stmt], var: str, depth: int = 0) -> bool:
+        """Whether a pipe event of ``body`` (`x.acquire / commit / wait / release(...)`), or of
+        a helper it calls, takes an index that divides ``var`` or takes its remainder, itself
+        (`w.acquire(p // 2)`) or through a name the body binds to such a value (`k = p % 2`)
+        or a helper's parameter given one (see :meth:`indexes_by`)."""
+        def reads(x: ast.AST, names: set) -> bool:
+            return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(x))
+
+        def divided(x: ast.AST, names: set) -> bool:
+            return any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod))
+                       and reads(n, {var} | names) for n in ast.walk(x)) or reads(x, names)
+
+        names: set = set()
+        for n in walk_no_defs(body):  # the names bound to such a value (in source order)
+            if isinstance(n, ast.Assign) and divided(n.value, names):
+                names |= {t.id for t in n.targets if isinstance(t, ast.Name)}
+        for n in walk_no_defs(body):
+            if not isinstance(n, ast.Call):
+                continue
+            if isinstance(n.func, ast.Attribute) and n.func.attr in (
+                    "acquire", "commit", "wait", "release") and any(
+                    divided(a, names) for a in n.args + [k.value for k in n.keywords]):
+                return True
+            if depth >= 8:
+                continue
+            try:
+                _, fst = self.callee(n.func)
+            except TleError:
+                continue
+            if fst is None or fst.kind != "func":
+                continue
+            fdef = fst.value[1]
+            params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
+            given = [params[i] for i, a in enumerate(n.args[:len(params)]) if divided(a, names)]
+            given += [k.arg for k in n.keywords if k.arg is not None and divided(k.value, names)]
+            if given and self.divided_in(fdef.body, set(given)):
+                return True
+            given = [params[i] for i, a in enumerate(n.args[:len(params)])
+                     if reads(a, {var})]
+            given += [k.arg for k in n.keywords if k.arg is not None and reads(k.value, {var})]
+            if any(self.divides(fdef.body, p, depth + 1) for p in given):
+                return True
+        return False
+
+    def divided_in(self, body: list[ast.stmt], names: set) -> bool:
+        """Whether a pipe event of ``body`` takes an index that reads ``names`` (parameters
+        given a quotient or remainder of a tl.static_range variable): :meth:`divides`."""
+        for n in walk_no_defs(body):
+            if isinstance(n, ast.Assign) and any(
+                    isinstance(x, ast.Name) and x.id in names for x in ast.walk(n.value)):
+                names = names | {t.id for t in n.targets if isinstance(t, ast.Name)}
+        # (a parameter holding the quotient: an event reading it is one divides would find)
+        for n in walk_no_defs(body):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
+                    "acquire", "commit", "wait", "release") and any(
+                    isinstance(x, ast.Name) and x.id in names
+                    for a in n.args + [k.value for k in n.keywords] for x in ast.walk(a)):
                 return True
         return False
 
