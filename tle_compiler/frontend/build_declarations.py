@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-from typing import Optional
+from typing import Optional, Sequence
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
@@ -261,17 +261,27 @@ class DeclarationBuild:
             return None
         if all(type(self.bind.get(n)) is int for n in names):
             return fold(self.with_bound_constexprs(e))
+        raise self.needs_constexprs(f"pipe capacity `{ast.unparse(node)}` is read from constexpr",
+                                    names, ", verified and lowered", self.loc(node), names)
+
+    def needs_constexprs(self, head: str, names: tuple, result: str, loc: Loc,
+                         integers: Sequence[str]) -> CapacityOfConstexprs:
+        """The stop of the generic reading where the kernel's constexprs ``names``, unbound in
+        this build, decide what it reads (``head`` says what), so that tle-dump, a compile or a
+        launch reads the kernel again with them bound (``result``: what that reading gives); the
+        message says which of ``integers`` DEFAULT_CONFIG gives no integer. One wording for a
+        pipe capacity (:meth:`capacity_of_constexprs`) and a handle or pipe a constexpr chooses
+        (:meth:`undecided_choice`)."""
         config = self.frames[0].module.default_config
         unread = (f" (DEFAULT_CONFIG, line {config[1]}, is no literal dict: tle-dump reads "
                   f"no values from it)" if isinstance(config, tuple) and config
-                  and config[0] == "error" else no_integer_in_config(config,
-                                                                      self.kernel_name, names))
-        raise CapacityOfConstexprs(
-            f"pipe capacity `{ast.unparse(node)}` is read from constexpr {', '.join(names)}: give "
-            f"{'it a value' if len(names) == 1 else 'them values'} (DEFAULT_CONFIG's "
-            f"\"constexprs\", tle-dump --param {names[0]}=..., or a launch's), with which the "
-            f"kernel is read specialised, verified and lowered{unread}",
-            self.loc(node), names, self.kernel_name, config)
+                  and config[0] == "error" else no_integer_in_config(config, self.kernel_name,
+                                                                      integers))
+        return CapacityOfConstexprs(
+            f"{head} {', '.join(names)}: give {'it a value' if len(names) == 1 else 'them values'}"
+            f" (DEFAULT_CONFIG's \"constexprs\", tle-dump --param {names[0]}=..., or a "
+            f"launch's), with which the kernel is read specialised{result}{unread}",
+            loc, names, self.kernel_name, config)
 
     def constexpr_rebound(self, name: str) -> Optional[int]:
         """For a constexpr parameter of the kernel that the kernel body has bound again before

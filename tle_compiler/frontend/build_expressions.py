@@ -11,9 +11,8 @@ from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..language.call_args import PROPAGATE_NAN
 from ..language.gpu import normalize_dtype
-from .build_support import (BINOPS, CMPOPS, CapacityOfConstexprs, Static, UNOPS, VERBS,
-                            _compile_time_only, fold_body, has_effect, is_none,
-                            no_integer_in_config, writes_memory)
+from .build_support import (BINOPS, CMPOPS, Static, UNOPS, VERBS, compile_time_only, fold_body,
+                            has_effect, is_none, writes_memory)
 from .config_literal import entry_section
 from .folding import fold
 from .modules import shown
@@ -236,18 +235,11 @@ class ExpressionBuild:
         different values on different paths" or unknown-handle, even under --param)."""
         ordered = tuple(sorted(names))
         config = self.frames[0].module.default_config
-        unread = (f" (DEFAULT_CONFIG, line {config[1]}, is no literal dict: tle-dump reads "
-                  f"no values from it)" if isinstance(config, tuple) and config
-                  and config[0] == "error" else no_integer_in_config(
-                      config, self.kernel_name,
-                      [n for n in ordered if type(entry_section(config, self.kernel_name,
-                                                                "constexprs").get(n)) is not bool]))
-        e = CapacityOfConstexprs(
-            f"{what} by `{ast.unparse(test)}`, of constexpr {', '.join(ordered)}: give "
-            f"{'it a value' if len(ordered) == 1 else 'them values'} (DEFAULT_CONFIG's "
-            f"\"constexprs\", tle-dump --param {ordered[0]}=..., or a launch's), with which the "
-            f"kernel is read specialised and only the chosen value exists{unread}",
-            self.loc(test), ordered, self.kernel_name, config)
+        e = self.needs_constexprs(
+            f"{what} by `{ast.unparse(test)}`, of constexpr", ordered,
+            " and only the chosen value exists", self.loc(test),
+            [n for n in ordered if type(entry_section(config, self.kernel_name,
+                                                      "constexprs").get(n)) is not bool])
         # a choice, which a bool constexpr makes as well (DEFAULT_CONFIG's `"C": True`, read
         # as the integer 1 and lowered as True: adversarial round 66), where a capacity takes
         # integers only
@@ -279,7 +271,7 @@ class ExpressionBuild:
             return self.expr(node.body if folded else node.orelse)
         deciders = None if folded is not None or tensor or self.is_runtime(test) \
             else self.kernel_constexprs_of(test)
-        if deciders and any(_compile_time_only(self.expr_static(b))
+        if deciders and any(compile_time_only(self.expr_static(b))
                             for b in (node.body, node.orelse)):
             # a handle or a pipe chosen by the kernel's constexprs (`wa if C > 3 else wb`): an
             # `ifexp` of them is no value the protocol view or the lowering has, so the kernel
@@ -458,7 +450,7 @@ class ExpressionBuild:
             # so an index the reading cannot fold cannot pick a tuple's item
             loop_var = self.is_runtime(index)
             deciders = None if loop_var or st is None or st.kind != "tuple" or not all(
-                _compile_time_only(x) for x in st.value) else self.kernel_constexprs_of(index)
+                compile_time_only(x) for x in st.value) else self.kernel_constexprs_of(index)
             if deciders:
                 # a pipe handle or a pipe a constexpr index picks from a tuple of them (`(wa,
                 # wb)[C]`, `ws[STAGE]`): read specialised, where the index folds, as a

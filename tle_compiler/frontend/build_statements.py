@@ -10,7 +10,7 @@ from typing import Optional, Union
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from .build_support import (BINOPS, MEMORY_CALLS, PURE_CALLS, PURE_METHODS, Static, VERBS,
-                            _compile_time_only, has_events, is_none, names_of, tensor_items_of)
+                            compile_time_only, has_events, is_none, names_of, tensor_items_of)
 from .constexpr_rules import condition_type_refusal, constexpr_annotation
 from .folding import fold
 from .scope import canon, is_triton
@@ -536,7 +536,7 @@ class StatementBuild:
         deciders = self.kernel_constexprs_of(cond) if folded is None and not runtime else None
         if deciders:
             for name in f.lost - lost_before:
-                if any(_compile_time_only(env.get(name)) for env in (env_then, env_else)):
+                if any(compile_time_only(env.get(name)) for env in (env_then, env_else)):
                     f.lost_by[name] = (deciders, s)
         if runtime:
             self.poisoned_after(before, [env_then, env_else])

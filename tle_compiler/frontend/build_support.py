@@ -640,7 +640,7 @@ class Frame:
         return self.prefix + name
 
 
-def _compile_time_only(st: Optional[Static]) -> bool:
+def compile_time_only(st: Optional[Static]) -> bool:
     """Whether ``st`` is (or holds) a value that exists only when the kernel is read: a pipe
     handle or a pipe, which no run-time choice can pick. (A free buffer chosen so keeps its
     own rules, docs/semantics.md "Free shared buffers": a conditional expression reaches
@@ -648,7 +648,7 @@ def _compile_time_only(st: Optional[Static]) -> bool:
     if st is None:
         return False
     if st.kind == "tuple":
-        return any(_compile_time_only(x) for x in st.value)
+        return any(compile_time_only(x) for x in st.value)
     return st.kind in ("handle", "pipe")
 
 
