@@ -18,7 +18,8 @@ from .context import ASSUME_WHERE, KNOWN_DOMAINS
 from .folding import fold
 from .params import is_placeholder
 from .partition_rules import (HINTS, PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bind_tle_call,
-                              load_volatile_refusal, prefetch_bytes_refusal, scale_rows_refusal)
+                              load_volatile_refusal, prefetch_bytes_refusal, scale_rows_refusal,
+                              shape_test)
 from .protocol_terms import (COMPILE_TIME_OPERANDS, DOT_OPS, NARROWING_FUNCTIONS, NotAffine,
                              POINTER_OPS, POSITIONAL_PARAMS, PURE_OPS, RUNTIME_OPS, SYMMETRIC_OPS,
                              VIEW_OPS, by_position, compound, holds_slot, literal_arithmetic,
@@ -177,6 +178,13 @@ class CallWalk:
             # not None) and takes a NoneType test as a compile-time false one, evaluating only
             # the operand it chooses
             return self.eval_guarded(orelse, "a conditional expression (x if c else y)")
+        if shape_test(test):
+            # `x if len(t.shape) == 2 else y`: decided when Triton compiles, which evaluates
+            # the chosen operand only, as the lowering does (partition_rules.shape_test); read
+            # here as a choice of data between both, tensors too (lowering adversarial round 15)
+            a = self.eval_guarded(body, "a conditional expression (x if c else y)")
+            b = self.eval_guarded(orelse, "a conditional expression (x if c else y)")
+            return a if a == b else self.choose(a, b, e)
         for operand in (body, orelse):  # tensors, which the lowering does not choose between
             self.known_kind("conditional operand", operand, operand)
         decided = self.const_int(tested)

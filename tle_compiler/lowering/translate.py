@@ -35,7 +35,7 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..frontend.partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tle_call,
                                         load_volatile_refusal, operand_kind_refusal,
-                                        prefetch_bytes_refusal, scale_rows_refusal,
+                                        prefetch_bytes_refusal, scale_rows_refusal, shape_test,
                                         slot_pointer_arithmetic_refusal)
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
@@ -979,6 +979,12 @@ class FnTranslator:
         if c.kind not in ("scalar", "const"):
             raise self.err("a conditional expression (x if c else y) on a tensor condition is not "
                            "supported by the lowering: use tl.where(c, x, y)", node)
+        if c.kind == "const" and shape_test(test):
+            # a test of register tensors' shapes (`len(t.shape) == 2`): decided when Triton
+            # compiles, whose visit_IfExp evaluates the chosen operand only, a tensor too, as
+            # an `if` statement on the test is lowered (lowering adversarial round 15; the
+            # protocol view reads both operands, partition_rules.shape_test)
+            return self.ex(a_node if c.value else b_node)
         vals = []
         for operand in (a_node, b_node):
             n = len(self.lines)
