@@ -57,6 +57,16 @@ def test_a_conditional_expression_on_a_shape_test_computes_as_triton_does(tmp_pa
     _same_as_triton(tmp_path, body, "float32")
 
 
+@pytest.mark.parametrize("cond", ["-t.shape[0] // 3 == -11", "(-t.shape[0]) % 3 == 1",
+                                  "-t.shape[0] // -3 == 10", "~t.shape[0] == -33",
+                                  "t.shape[0] * 100000000 == 3200000000", "not t.shape[-1]",
+                                  "t.shape[0] & 16", "tl.sum(t, 0).shape[0] == 64"])
+def test_a_shape_test_is_decided_by_python_arithmetic(tmp_path, cond):
+    """The test folds as Triton's constexprs compute it (Python's floor division and modulo of
+    a negative, no int32 wrap, ``not`` and ``&`` of a number): the same operand is chosen."""
+    _same_as_triton(tmp_path, S % f"(t * 2.0 if {cond} else t + 1.0)", "float32")
+
+
 def test_a_conditional_expression_on_a_shape_test_reads_no_released_slot(tmp_path):
     """The protocol view reads both operands: a slot read after the release, in either, is
     refused (the chosen one is the slot read here, and it runs after the release)."""
