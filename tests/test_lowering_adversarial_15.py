@@ -20,6 +20,12 @@ Wrong and fixed:
   translates the chosen one (frontend/partition_rules.py ``shape_test``, walk_calls.py
   ``ifexp``; lowering/translate.py ``conditional``). A test that reads anything else than
   shapes and literal numbers keeps the refusal.
+* test_a_prefetch_mask_of_no_booleans_is_refused_at_its_line: ``tle.gpu.prefetch_l2(y_ptr +
+  offs, 64, mask=m)`` of an int64 ``m = offs.to(tl.int64) << 32`` (an fp32 tile, an int32 one):
+  docs/language.md promises the prefetch skipped where the mask is False; the PTX tested
+  ``m.to(gl.int32) != 0``, a truncation, so true values (``1 << 32``, 0.5) skipped their
+  prefetches (a hint, so no value changed, but not what the kernel says). A mask must now be
+  a tensor of booleans, as tl.load's (lowering/translate.py ``_prefetch_l2``; docs/language.md).
 """
 
 from __future__ import annotations
@@ -84,3 +90,23 @@ def test_a_conditional_expression_on_a_shape_test_reads_no_released_slot(tmp_pat
 ], ids=["runtime-compare", "runtime-and"])
 def test_a_conditional_expression_on_a_test_of_more_than_shapes_stays_refused(tmp_path, body):
     _refused_at_line(tmp_path, body, "float32", "lowered for scalar operands")
+
+
+# ------------------------------------------------------------------ tle.gpu.prefetch_l2's mask
+
+@pytest.mark.parametrize("mask, dt", [("offs.to(tl.int64) << 32", "int64"), ("t", "float32"),
+                                      ("offs", "int32")])
+def test_a_prefetch_mask_of_no_booleans_is_refused_at_its_line(tmp_path, mask, dt):
+    """``tle.gpu.prefetch_l2(ptrs, 64, mask=m)`` is "skipped where mask is False": the PTX
+    tested ``m.to(gl.int32) != 0``, so an int64 ``offs << 32`` or an fp32 0.5, true values,
+    became 0 and skipped their prefetches. A mask of booleans only (a comparison), as tl.load's."""
+    body = f"tle.gpu.prefetch_l2(y_ptr + offs, 64, mask={mask})\n" + S % "t"
+    _refused_at_line(tmp_path, body, "float32", f"mask must be a tensor of booleans (a "
+                     f"comparison, as tl.load's mask), got {dt}")
+
+
+def test_a_prefetch_mask_of_a_comparison_still_predicates_the_prefetch(tmp_path):
+    body = "tle.gpu.prefetch_l2(y_ptr + offs, 64, mask=(offs.to(tl.int64) << 32) != 0)\n" + S % "t"
+    rc, out = _dump(_write(tmp_path, _tle_text(body, "float32")), "-q", "--gluon")
+    assert rc == 0 and "@p cp.async.bulk.prefetch.L2.global" in out, out
+    assert "(((offs.to(gl.int64) << 32) != 0)).to(gl.int32)" in out, out

@@ -1895,6 +1895,14 @@ class FnTranslator:
             m = self.ex(bound["mask"])
             if m.kind != "tensor" or tuple(m.shape or ()) != tuple(p.shape or ()):
                 raise self.err(f"{usage}: mask must be a tensor shaped like ptr", node)
+            mask_type = self.operand_type(m)
+            if mask_type != "int1":
+                # the PTX tests the mask's int32 conversion: an int64 `x << 32` or an fp32 0.5,
+                # true values, were truncated to 0 and skipped the prefetch (lowering
+                # adversarial round 15); a mask of booleans, as tl.load's must be
+                raise self.err(f"{usage}: mask must be a tensor of booleans (a comparison, as "
+                               f"tl.load's mask), got {mask_type or 'an unknown type'}; "
+                               f"write `m != 0`", node)
             ops.append(m)
         asm = f"cp.async.bulk.prefetch.L2.global [$1], {n.value};"
 
