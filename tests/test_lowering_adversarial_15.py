@@ -7,7 +7,19 @@ Tried (round 13's harness: each a statement ``S`` in the reader of round 5's tem
 ``S`` in a plain Triton 3.6 kernel compiled alike, the operations of each TTGIR compared once
 those of a store of ``t`` are taken away): ``x if len(t.shape) == 2 else y`` / ``... t.shape[0]
 == 32 ...`` / ``t.numel`` tests of tensor operands (a reduction in the branch not taken, operands
-of other shapes, a bound name, ``not`` / ``and`` of shape tests).
+of other shapes, a bound name, ``not`` / ``and`` of shape tests, negative floor division and
+modulo, a product past 2^31, ``&``, ``~``, a reduction's shape, a slot read in an operand after
+the release); ``tle.gpu.scale_rows`` of fp32 / fp16 / bf16 / int8 / int32 tiles by fp32 / fp16 /
+int32 factors (against ``x * f[:, None]`` in plain Triton), of a wgmma accumulator (an fp16
+factor, under an ``if``, in an online-softmax loop); ``tle.gpu.local_ptr`` arithmetic (``+ 0``,
+``0 +``, ``- 0``, ``+ False``, ``+ (M - M)``, ``+ offs * 0``, ``+ 1 - 1``, ``+ 0.0``, shape
+arithmetic), subscripts of a slot field or of its pointer, ``indices=None``, masked loads of a
+slot (``other`` of a number out of the element range, a runtime scalar, a lower-rank tile, a
+scalar mask); ``tle.gpu.prefetch_l2`` (masks of every type and shape, by keyword and position,
+``nbytes`` 0 / negative / 2^20 / a shape); ``wgmma_pipeline=True`` with dots of slot and
+register operands, the accumulator carried across a loop with an ``if`` that reads it,
+rescales it, holds a dot of its own, or restores an older value, a register A computed from a
+slot, ``tl.trans`` of a slot B; atomics and ``tl.device_assert`` with integer / float masks.
 
 Wrong and fixed:
 * test_a_conditional_expression_on_a_shape_test_computes_as_triton_does: ``t * 2.0 if
@@ -26,6 +38,25 @@ Wrong and fixed:
   ``m.to(gl.int32) != 0``, a truncation, so true values (``1 << 32``, 0.5) skipped their
   prefetches (a hint, so no value changed, but not what the kernel says). A mask must now be
   a tensor of booleans, as tl.load's (lowering/translate.py ``_prefetch_l2``; docs/language.md).
+
+Held: the rest of the probes above. ``scale_rows`` computes Triton's ``x * f[:, None]`` (the
+same operations and types for every pair tried); its lazy form on an accumulator multiplies by
+``mul.f32`` (no flush, as Triton's) and skips only where every factor of the warp's rows is
+exactly 1 (``setp.neu``: a NaN factor multiplies). Slot-pointer arithmetic other than ``+ 0`` /
+``+ False`` and subscripts of a slot field are refused at the line, as docs/language.md says.
+Under ``wgmma_pipeline=True`` every read of an accumulator (an ``if`` that rescales it, a
+reduction, a store) is preceded by a wait, a dot whose result a branch reads is issued
+synchronously, each branch drains its own wgmmas, and the release waits for the dots reading
+the slot; a slot tile loaded before the release and used by a dot after it is refused, as
+documented (the dot reads shared memory where it stands). Eager publish launders row vectors
+with ``or`` of 0 (bit-exact, -0.0 and NaN kept).
+
+Left open: a conditional expression on a shape test with a float (``t.shape[0] / 3 > 10.5``),
+a tuple comparison (``t.shape == (32, 64)``), a slot field's or a slot pointer's ``.shape``, or
+a dtype test (``t.dtype == tl.float32``) stays refused as a conditional expression of tensors;
+``t.shape[0] == 32 or t.shape[5] == 2`` is refused for the index (Triton may stop at the
+first operand). A scalar or constant ``prefetch_l2`` mask is refused (a tensor shaped like
+``ptr`` only).
 """
 
 from __future__ import annotations
