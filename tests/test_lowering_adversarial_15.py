@@ -141,3 +141,70 @@ def test_a_prefetch_mask_of_a_comparison_still_predicates_the_prefetch(tmp_path)
     rc, out = _dump(_write(tmp_path, _tle_text(body, "float32")), "-q", "--gluon")
     assert rc == 0 and "@p cp.async.bulk.prefetch.L2.global" in out, out
     assert "(((offs.to(gl.int64) << 32) != 0)).to(gl.int32)" in out, out
+
+
+# ------------------------------------------------------------------ held: wgmma_pipeline waits
+
+PIPELINED = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit(wgmma_pipeline=True)
+def k(x_ptr, b_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, a=tle.gpu.alloc([2, 64, 64], tl.bfloat16),
+                  b=tle.gpu.alloc([2, 64, 64], tl.bfloat16))
+    tle.gpu.warp_specialize([(consume, (kv, y_ptr, b_ptr, N)), (produce, (kv, x_ptr, b_ptr, N))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, b_ptr, N):
+    w = kv.writer()
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    for p in range(N):
+        slot = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(slot.a), tl.load(x_ptr + p * 4096 + offs))
+        tl.store(tle.gpu.local_ptr(slot.b), tl.load(b_ptr + p * 4096 + offs))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, b_ptr, N):
+    r = kv.reader()
+    rows = tl.arange(0, 64)
+    cols = tl.arange(0, 64)
+    offs = rows[:, None] * 64 + cols[None, :]
+    acc = tl.zeros([64, 64], tl.float32)
+    m = tl.full([64], -1e30, tl.float32)
+    for p in range(N):
+        res = r.wait(p)
+        s = tl.dot(tl.load(tle.gpu.local_ptr(res.slot.a)), tl.load(tle.gpu.local_ptr(res.slot.b)))
+        m_new = tl.maximum(m, tl.max(s, 1))
+        if p > 0:
+            acc = tle.gpu.scale_rows(acc, tl.exp2(m - m_new))
+        acc = tl.dot(tl.load(tle.gpu.local_ptr(res.slot.a)),
+                     tl.load(tle.gpu.local_ptr(res.slot.b)), acc)
+        m = m_new
+        r.release(p)
+    tl.store(y_ptr + offs, acc)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*bf16", "b_ptr": "*bf16", "y_ptr": "*fp32", "N": "i32"}}
+'''
+
+
+def test_a_pipelined_accumulator_rescaled_under_an_if_is_waited_before_each_read(tmp_path):
+    """Scores ``s`` and the accumulator ``acc`` (carried across the loop, rescaled by
+    ``scale_rows`` under ``if p > 0``) of slot operands: ``s`` is waited before its row max, the
+    accumulator's dot before the release of the slots it reads; compiled for sm_90a."""
+    from tests.test_lowering_adversarial_5 import _compiled
+
+    rc, out = _dump(_write(tmp_path, PIPELINED), "-q", "--gluon")
+    assert rc == 0, out
+    body = out[out.index("def consume"):]
+    order = ["s = warpgroup_mma_wait(0, deps=[s])", "gl.max(s, 1)", "if (p > 0):",
+             "_tle_scale_rows_lazy32(acc,", "warpgroup_mma(kv_a.index(_kv_s1), kv_b.index(_kv_s1), "
+             "acc, is_async=True)", "acc = warpgroup_mma_wait(0, deps=[acc])",
+             "mbarrier.arrive(kv_empty0"]
+    at = [body.find(x) for x in order]
+    assert -1 not in at and at == sorted(at), (at, body)
+    _compiled(tmp_path, PIPELINED)
