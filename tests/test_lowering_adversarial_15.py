@@ -31,7 +31,10 @@ Wrong and fixed:
   over-approximation: a read of a released slot in either is still refused) and the lowering
   translates the chosen one (frontend/partition_rules.py ``shape_test``, walk_calls.py
   ``ifexp``; lowering/translate.py ``conditional``). A test that reads anything else than
-  shapes and literal numbers keeps the refusal.
+  shapes and literal numbers keeps the refusal. A write in an operand (a store into a slot, an
+  atomic) is refused at the line (test_a_write_in_an_operand_of_a_shape_test_is_refused_at_its_
+  line): read as a choice of data, the store of the operand not chosen counted as a sure write
+  and a reader of a field nothing writes was verified (the first form of this fix read it so).
 * test_a_prefetch_mask_of_no_booleans_is_refused_at_its_line: ``tle.gpu.prefetch_l2(y_ptr +
   offs, 64, mask=m)`` of an int64 ``m = offs.to(tl.int64) << 32`` (an fp32 tile, an int32 one):
   docs/language.md promises the prefetch skipped where the mask is False; the PTX tested
@@ -113,6 +116,34 @@ def test_a_conditional_expression_on_a_shape_test_reads_no_released_slot(tmp_pat
     text = _tle_text(body, "float32").replace("        r.release(p)\n\n\nDEFAULT", "\n\nDEFAULT")
     rc, out = _dump(_write(tmp_path, text), "-q")
     assert rc == 1 and "error" in out, out
+
+
+WRITE = """        tl.store(tle.gpu.local_ptr(slot.tile),
+                 tl.load(x_ptr + p * 2048 + tl.arange(0, 32)[:, None] * 64
+                         + tl.arange(0, 64)[None, :]))"""
+
+
+@pytest.mark.parametrize("write", [
+    "tl.store(tle.gpu.local_ptr(slot.tile), v) if len(v.shape) == 3 else None",
+    "None if v.shape[0] == 32 else tl.store(tle.gpu.local_ptr(slot.tile), v)",
+    "tl.atomic_add(x_ptr + tl.arange(0, 32), 1.0) if len(v.shape) == 3 else None",
+], ids=["store-not-chosen", "store-in-orelse", "atomic"])
+def test_a_write_in_an_operand_of_a_shape_test_is_refused_at_its_line(tmp_path, write):
+    """Read as a choice of data, the store of the operand Triton does not build counted as a
+    sure write of the slot: tle-dump verified a reader of a field nothing writes (the lowering,
+    as Triton, emits no store). Refused at the line; an ``if`` statement on the test is read
+    as a write that may not run."""
+    text = _tle_text(S % "t", "float32")
+    assert WRITE in text
+    body = ("        v = tl.load(x_ptr + p * 2048 + tl.arange(0, 32)[:, None] * 64\n"
+            "                    + tl.arange(0, 64)[None, :])\n        " + write)
+    if "atomic" in write:
+        body += "\n        tl.store(tle.gpu.local_ptr(slot.tile), v)"
+    path = _write(tmp_path, text.replace(WRITE, body))
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if write in t)
+    rc, out = _dump(path, "-q")
+    assert rc == 1 and f"kernel.py:{line}: error" in out, out
+    assert "a write in an operand of a conditional expression on a shape test" in out, out
 
 
 @pytest.mark.parametrize("body", [

@@ -15,6 +15,7 @@ from ..ir.expr import Affine
 from ..ir.nodes import Access, Loc
 from ..language.gpu import slot_bytes
 from .context import ASSUME_WHERE, KNOWN_DOMAINS
+from .build_support import has_effect
 from .folding import fold
 from .params import is_placeholder
 from .partition_rules import (HINTS, PREFETCH_USAGE, TLE_CALL_PARAMS, VIEW_REFUSAL, bind_tle_call,
@@ -181,7 +182,15 @@ class CallWalk:
         if shape_test(test):
             # `x if len(t.shape) == 2 else y`: decided when Triton compiles, which evaluates
             # the chosen operand only, as the lowering does (partition_rules.shape_test); read
-            # here as a choice of data between both, tensors too (lowering adversarial round 15)
+            # here as a choice of data between both, tensors too (lowering adversarial round 15).
+            # A write in an operand is refused: read here, it would count as surely done (a
+            # slot field committed as written) where the operand not chosen never runs
+            for operand in (body, orelse):
+                if has_effect(operand):
+                    raise self.err(f"`{self.src(operand)}`: a write in an operand of a "
+                                   f"conditional expression on a shape test, which runs only "
+                                   f"when chosen; write an if statement", e,
+                                   check="unsupported-expression")
             a = self.eval_guarded(body, "a conditional expression (x if c else y)")
             b = self.eval_guarded(orelse, "a conditional expression (x if c else y)")
             return a if a == b else self.choose(a, b, e)
