@@ -155,7 +155,9 @@ class LoopBuild:
 
         def divided(x: ast.AST, names: set) -> bool:
             return any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod))
-                       and reads(n, {var} | names) for n in ast.walk(x)) or reads(x, names)
+                       and reads(n, {var} | names) for n in ast.walk(x)) or reads(x, names) \
+                or any(isinstance(n, ast.Call) and self.returns_divided(n, {var} | names, depth)
+                       for n in ast.walk(x))
 
         names: set = set()
         for n in walk_no_defs(body):  # the names bound to such a value (in source order)
@@ -186,6 +188,52 @@ class LoopBuild:
                      if reads(a, {var})]
             given += [k.arg for k in n.keywords if k.arg is not None and reads(k.value, {var})]
             if any(self.divides(fdef.body, p, depth + 1) for p in given):
+                return True
+        return False
+
+    def returns_divided(self, call: ast.Call, names: set, depth: int) -> bool:
+        """Whether the helper ``call`` calls returns a quotient or remainder of a parameter it
+        is given a value reading ``names`` for (`def stage(i): return i % 2`, called
+        `w.acquire(stage(p))`), itself, through a name it binds, or through a helper of its
+        own: :meth:`divides`."""
+        # (adversarial round 67) such an index was non-affine in the loop built once (`i % 2`
+        # of the name `p`), refusing a correct kernel, where Triton 3.6 specialises the helper
+        # to each unrolled iteration's constexpr and the value returned is a number
+        if depth >= 8:
+            return False
+        try:
+            _, fst = self.callee(call.func)
+        except TleError:
+            return False
+        if fst is None or fst.kind != "func":
+            return False
+        fdef = fst.value[1]
+
+        def reads(x: ast.AST, ns: set) -> bool:
+            return any(isinstance(n, ast.Name) and n.id in ns for n in ast.walk(x))
+
+        params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
+        given = {params[i] for i, a in enumerate(call.args[:len(params)]) if reads(a, names)}
+        given |= {k.arg for k in call.keywords if k.arg is not None and reads(k.value, names)}
+        if not given:
+            return False
+        bound: set = set()
+
+        def divided(x: ast.AST) -> bool:
+            return reads(x, bound) or any(
+                isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod))
+                and reads(n, given | bound) for n in ast.walk(x)) or any(
+                isinstance(n, ast.Call) and self.returns_divided(n, given | bound, depth + 1)
+                for n in ast.walk(x))
+
+        for n in walk_no_defs(fdef.body):  # (in source order, as divides binds its names)
+            if isinstance(n, ast.Assign):
+                targets = {t.id for t in n.targets if isinstance(t, ast.Name)}
+                if divided(n.value):
+                    bound |= targets
+                elif reads(n.value, given):  # (a copy of a parameter: `j = i`, `j % 4`)
+                    given = given | targets
+            if isinstance(n, ast.Return) and n.value is not None and divided(n.value):
                 return True
         return False
 
