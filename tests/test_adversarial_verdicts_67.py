@@ -15,6 +15,19 @@ False refusals, fixed:
   call unrolls the loop; ``return i // 2`` over ``tl.static_range(4)`` is found
   (phase-aliasing), and ``j = i`` then ``j % 4`` over negative ``p`` is refused as the C
   remainder Triton takes of the tensor ``j``; a `range` loop's ``stage(p)`` stays non-affine.
+- ``for i in tl.static_range(4): for j in tl.static_range(i): w.acquire(i * (i - 1) // 2 + j //
+  1)`` (a triangle), ``for j in tl.static_range(i - 1, i)`` over ``w.acquire(j // 1)``, ``for j
+  in range(i // 2)`` over ``w.acquire(i - 2 + j)``, and ``for j in tl.static_range(0)`` over
+  ``w.acquire(j // 2)``, correct rings, were refused, non-affine or non-affine-loop: the outer
+  loop was read unrolled only for an index dividing its own variable, so the inner one had
+  the bound ``i // 2`` of a name, or could not be unrolled with bounds read from ``i``; and a
+  tl.static_range of no iteration whose body divides its variable was built once, where
+  Triton 3.6 visits it no time. FIXED: frontend/build_loops.py ``divides`` unrolls a loop
+  whose inner loop (with pipe events or helper calls) has bounds dividing its variable, or
+  bounds reading it and a body read unrolled itself; ``s_For`` builds such a loop of no
+  iteration as no statement (a `range` loop of none keeps its refusal, as Triton builds its
+  body). ``i + j // 1`` (phase-aliasing) and ``range(i // 2)`` over ``i - 2``
+  (wait-never-committed) are found.
 """
 
 from __future__ import annotations
@@ -76,4 +89,48 @@ def test_held_a_helper_returning_a_quotient_of_a_range_variable_stays_refused(tm
                                                                                capsys):
     text = kernel(loop("for p in range(4):", put("stage(p)")), READ4, extra=STAGES)
     code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[non-affine]"))
+
+
+# ------------------------- B: nested loops whose bounds read a tl.static_range variable
+
+NESTED = {
+    "triangle": (loop("for i in tl.static_range(4):", loop(
+        "for j in tl.static_range(i):", put("i * (i - 1) // 2 + j // 1"))), 6, "verified"),
+    "triangle-each-index-twice": (loop("for i in tl.static_range(4):", loop(
+        "for j in tl.static_range(i):", put("i + j // 1"))), 6, ("rejected", "[phase-aliasing]")),
+    "bounds-read-the-variable": (loop("for i in tl.static_range(1, 3):", loop(
+        "for j in tl.static_range(i - 1, i):", put("j // 1"))), 2, "verified"),
+    "range-bound-divides-it": (loop("for i in tl.static_range(4):", loop(
+        "for j in range(i // 2):", put("i - 2 + j"))), 2, "verified"),  # (4 loops lowered)
+    "range-bound-divides-it-badly": (loop("for i in tl.static_range(4):", loop(
+        "for j in range(i // 2):", put("i - 2"))), 3, ("rejected", "[wait-never-committed]")),
+    "no-iteration": (loop("for j in tl.static_range(0):", put("j // 2")) + put("0") + put("1"),
+                     2, "verified"),
+}
+
+
+@pytest.mark.parametrize("name", NESTED)
+def test_nested_loops_whose_bounds_read_a_static_range_variable(tmp_path, capsys, name):
+    """Before: rejected in all, non-affine or non-affine-loop: the outer loop, built once with
+    `i` a name, gave the inner one bounds no affine term holds (`i // 2`), or an inner
+    tl.static_range of a bound read from `i` could not be unrolled (`j // 1` non-affine), and a
+    tl.static_range of no iteration (the first of `tl.static_range(i)`) was built once, where
+    Triton 3.6 visits it no time. Now the outer loop is unrolled, and the empty one is empty."""
+    writer, n, want = NESTED[name]
+    code, err = dump(tmp_path, capsys, kernel(writer, loop(f"for p in range({n}):", get("p"))))
+    expect(code, err, want)
+    if want == "verified":
+        code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+        assert code == 0, err
+        produce = gluon.split("def produce(", 1)[1].split("@gluon.jit", 1)[0]
+        arrives = 4 if name == "range-bound-divides-it" else n  # (one per loop)
+        assert produce.count("mbarrier.arrive(kv_full0") == arrives, produce
+
+
+def test_held_a_range_loop_of_no_iteration_stays_refused(tmp_path, capsys):
+    """Triton builds a `range` loop's body even where it runs no iteration: `j // 2` of it
+    stays non-affine."""
+    writer = loop("for j in range(0):", put("j // 2")) + put("0") + put("1")
+    code, err = dump(tmp_path, capsys, kernel(writer, loop("for p in range(2):", get("p"))))
     expect(code, err, ("rejected", "[non-affine]"))

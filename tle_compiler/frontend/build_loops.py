@@ -39,6 +39,11 @@ class LoopBuild:
             trips = literal_trip_count(start, stop, step)
             if trips:
                 return self.unrolled(s, range(*(fold(x) for x in (start, stop, step))))
+            if trips == 0:
+                # (adversarial round 67) Triton 3.6 visits such a body no time, where building
+                # it once with the variable a name refused its `w.acquire(j // 2)` (non-affine):
+                # the first iteration of `for j in tl.static_range(i)` under an unrolled `i`
+                return self.unrolled(s, range(0))
         f = self.frame
         carried = self.carry_tuples(s.body, s)
         stored = self.rebound(s.body, s)
@@ -164,6 +169,24 @@ class LoopBuild:
             if isinstance(n, ast.Assign) and divided(n.value, names):
                 names |= {t.id for t in n.targets if isinstance(t, ast.Name)}
         for n in walk_no_defs(body):
+            # (adversarial round 67) a loop with pipe events (or helper calls) whose bounds
+            # divide the variable (`for j in tl.static_range(i // 2, i)`): each unrolled
+            # iteration's bounds are numbers in Triton 3.6, where the loop built once had a
+            # non-affine bound (non-affine-loop), refusing a correct kernel; and so is an inner
+            # loop over bounds reading the variable that is read unrolled itself (`for j in
+            # tl.static_range(i)` over `w.acquire(j // 2)`: its bounds must be numbers)
+            bounds = [a for a in n.iter.args + [k.value for k in n.iter.keywords]] \
+                if isinstance(n, ast.For) and isinstance(n.iter, ast.Call) else []
+            if any(divided(a, names) for a in bounds) and any(
+                    isinstance(c, ast.Call) and (isinstance(c.func, ast.Name) or (
+                        isinstance(c.func, ast.Attribute) and c.func.attr in (
+                            "acquire", "commit", "wait", "release")))
+                    for c in walk_no_defs(n.body)):
+                return True
+            if depth < 8 and any(reads(a, {var} | names) for a in bounds) and isinstance(
+                    n.target, ast.Name) and (self.divides(n.body, n.target.id, depth + 1)
+                                             or self.indexes_by(n.body, n.target.id, depth + 1)):
+                return True
             if not isinstance(n, ast.Call):
                 continue
             if isinstance(n.func, ast.Attribute) and n.func.attr in (
@@ -254,7 +277,7 @@ class LoopBuild:
         return False
 
     def unrolled(self, s: ast.For, values: range) -> None:
-        """The tl.static_range loop ``s`` over ``values`` (at least one), built as Triton 3.6
+        """The tl.static_range loop ``s`` over ``values`` (none: no statement), built as Triton 3.6
         generates it: its body once per value, in the enclosing scope, the variable bound to
         the value as a constexpr (and left at the last one after the loop). Used where the body
         indexes by the variable (:meth:`indexes_by`): each iteration's `ab[j]` is then the item
