@@ -28,6 +28,11 @@ False refusals, fixed:
   iteration as no statement (a `range` loop of none keeps its refusal, as Triton builds its
   body). ``i + j // 1`` (phase-aliasing) and ``range(i // 2)`` over ``i - 2``
   (wait-never-committed) are found.
+- ``h = wa; g = wb`` then ``for j in tl.static_range(2): if j == 1: h, g = g, h`` before
+  ``h.acquire(p)`` of two correct rings was refused ("`h` holds different values on different
+  paths"): round 66 unrolled a loop whose `if` on its variable binds a name to a name, not to a
+  tuple of names. FIXED: frontend/build_loops.py ``indexes_by`` takes a tuple of names too;
+  ``if j == 0:`` (``wb`` twice) is found (phase-aliasing, wait-never-committed).
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from __future__ import annotations
 import pytest
 
 from .adversarial_support import dump, expect, get, kernel, loop, put, run_dump
+from .test_adversarial_verdicts_66 import CHOSEN_WINDOW, TWO_PIPES, TWO_WINDOWS
 
 # ------------------------------- A: a helper returning a quotient of a tl.static_range variable
 
@@ -134,3 +140,26 @@ def test_held_a_range_loop_of_no_iteration_stays_refused(tmp_path, capsys):
     writer = loop("for j in range(0):", put("j // 2")) + put("0") + put("1")
     code, err = dump(tmp_path, capsys, kernel(writer, loop("for p in range(2):", get("p"))))
     expect(code, err, ("rejected", "[non-affine]"))
+
+
+# --------------------------- C: two pipe handles swapped under a tl.static_range variable's test
+
+SWAPPED = TWO_PIPES.replace(TWO_WINDOWS, CHOSEN_WINDOW.replace("CHOICE", "SWAP")).replace(
+    "    for p in range(N):\n        for j", "    h = wa\n    g = wb\n    p = 0\n    if True:\n"
+    "        for j").replace("    for p in range(N):\n        res", "    p = 0\n    if True:\n"
+                            "        res")
+
+
+@pytest.mark.parametrize("j, want", [
+    ("1", "verified"),
+    ("0", ("rejected", "[phase-aliasing]", "[wait-never-committed]")),
+], ids=["swapped-after-the-first", "swapped-before-the-first"])
+def test_handles_swapped_under_a_static_range_variables_test(tmp_path, capsys, j, want):
+    """`if j == J: h, g = g, h` then `h.acquire(p)` in `for j in tl.static_range(2)`: before,
+    rejected ("`h` holds different values on different paths"), where each unrolled iteration's
+    `h` is one handle; now the loop is unrolled (J = 1: `wa` then `wb`, as the reader waits;
+    J = 0: `wb` twice, found)."""
+    assert "SWAP" in SWAPPED and "range(N)" not in SWAPPED
+    text = SWAPPED.replace("SWAP", f"            if j == {j}:\n                h, g = g, h\n")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)

@@ -130,8 +130,12 @@ class LoopBuild:
             if isinstance(n, ast.IfExp) and reads(n.test) and all(
                     isinstance(b, ast.Name) for b in (n.body, n.orelse)):
                 return True
+            # (adversarial round 67: and a swap, `if j == 1: h, g = g, h`, refused as `h`
+            # holding different values on different paths where each iteration's is one)
             if isinstance(n, ast.If) and reads(n.test) and any(
-                    isinstance(a, ast.Assign) and isinstance(a.value, ast.Name)
+                    isinstance(a, ast.Assign) and (isinstance(a.value, ast.Name) or (
+                        isinstance(a.value, ast.Tuple) and a.value.elts and all(
+                            isinstance(x, ast.Name) for x in a.value.elts)))
                     for a in n.body + n.orelse):
                 return True
             if not isinstance(n, ast.Call) or depth >= 8:
