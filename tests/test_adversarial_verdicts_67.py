@@ -33,6 +33,32 @@ False refusals, fixed:
   paths"): round 66 unrolled a loop whose `if` on its variable binds a name to a name, not to a
   tuple of names. FIXED: frontend/build_loops.py ``indexes_by`` takes a tuple of names too;
   ``if j == 0:`` (``wb`` twice) is found (phase-aliasing, wait-never-committed).
+
+Checked and held (no false verdict found): a body rebinding the variable (``p = p * 0``,
+``p = p - 4``, ``p -= 4``, ``j = 1 - j``, ``j = j`` before a choice: the faults found, or
+refused as C's remainder of a tensor, unknown-handle, constexpr-if); a name bound from the
+variable (``q = p - 4``, ``q, r = p - 4, 0``, ``k = p // 1`` then a helper's ``i % 2``) divided
+as C does, in an index, a condition or a helper (refused where C's and Python's differ, as
+``half(k)`` of even ``k`` is verified where they agree; ``q & 1`` and ``q >> 1`` read as the
+tensor's); helpers that rebind their parameter or pass it to another helper; ``(j - 4 + N *
+0) // 2`` and ``2 * i + (j - 4 + i * 0) // 2`` (C's division of a tensor: the fault found);
+nested static_ranges (``tl.static_range(i)`` under ``i * (i - 1) // 2``: verified; under ``i
+// 2``: found); ``2 * i + j // 2`` under a `range` loop; ``tl.static_range(100000)`` (bad-loop,
+Triton's unrolled size), negative steps and starts (``tl.static_range(7, -1, -2)`` reversed:
+found), a step of 0 or a float bound (bad-loop), ``tl.static_range(True, 3)`` and ``step=2``;
+`return` and `continue` in the body (refused); a zero-trip body's variable read after it
+(unknown-name) or bound before it (its value kept); choices kept from the previous iteration
+(``if j == 0: h = wa`` without else: ``wa`` twice, found; ``h = h if j == 0 else wa``), a
+helper rebinding a handle parameter under ``if j == 1`` (``pick_r``: found), ``hs[k]`` with
+``k = j % 2`` a tensor (refused, as in Triton); ``(wa, wb)[-1 + j]`` over negative ``j``
+(lowered in Python's order); ``(wa, wb)[C - 5]`` with the reader's indices, its loop's start,
+its own handle or a static_range's index shifted by C (found), at ``--param C=4`` / ``6``
+(found); a partition's or helper's constexpr parameter given ``C + 1`` or a literal 6 (read
+at its own value: found).
+
+Left open: a tl.static_range whose bounds are constexprs stays read as round 66 left it; a
+`range` loop of no iteration whose body divides its variable stays refused (Triton builds its
+body).
 """
 
 from __future__ import annotations
