@@ -50,8 +50,8 @@ found), a step of 0 or a float bound (bad-loop), ``tl.static_range(True, 3)`` an
 (unknown-name) or bound before it (its value kept); choices kept from the previous iteration
 (``if j == 0: h = wa`` without else: ``wa`` twice, found; ``h = h if j == 0 else wa``), a
 helper rebinding a handle parameter under ``if j == 1`` (``pick_r``: found), ``hs[k]`` with
-``k = j % 2`` a tensor (refused, as in Triton); ``(wa, wb)[-1 + j]`` over negative ``j``
-(lowered in Python's order); ``(wa, wb)[C - 5]`` with the reader's indices, its loop's start,
+``k = j % 2`` a tensor (refused, as in Triton); ``(wa, wb)[j]`` over ``tl.static_range(-1,
+1)`` (lowered in Python's order); ``(wa, wb)[C - 5]`` with the reader's indices, its loop's start,
 its own handle or a static_range's index shifted by C (found), at ``--param C=4`` / ``6``
 (found); a partition's or helper's constexpr parameter given ``C + 1`` or a literal 6 (read
 at its own value: found).
@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import pytest
 
-from .adversarial_support import dump, expect, get, kernel, loop, put, run_dump
+from .adversarial_support import FILL, dump, expect, get, kernel, loop, put, run_dump
 from .test_adversarial_verdicts_66 import CHOSEN_WINDOW, TWO_PIPES, TWO_WINDOWS
 
 # ------------------------------- A: a helper returning a quotient of a tl.static_range variable
@@ -187,5 +187,32 @@ def test_handles_swapped_under_a_static_range_variables_test(tmp_path, capsys, j
     J = 0: `wb` twice, found)."""
     assert "SWAP" in SWAPPED and "range(N)" not in SWAPPED
     text = SWAPPED.replace("SWAP", f"            if j == {j}:\n                h, g = g, h\n")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+
+
+# ----------------------------------------------------------------------------- held
+
+HALVES = '''
+
+def odd_half(w, x_ptr, i):
+    if i % 2 == 1:
+        s = w.acquire(i // 2 + 2)
+        FILL
+        w.commit(i // 2 + 2)
+'''.replace("FILL", FILL)
+
+
+@pytest.mark.parametrize("writer, want", [
+    ("odd_half(w, x_ptr, p)", "verified"),
+    ("k = p // 1\nodd_half(w, x_ptr, k)", ("rejected", "[unsupported-expression]", "C does")),
+], ids=["the-constexpr", "a-tensor-of-it"])
+def test_held_a_helpers_remainder_of_a_tensor_bound_from_the_variable(tmp_path, capsys,
+                                                                     writer, want):
+    """Over `tl.static_range(-4, 0)`: the helper given `p` (a constexpr) takes Python's
+    remainder and quotient (p = -3, -1: indices 0, 1); given `k = p // 1` (a tensor, as a plain
+    assignment makes it) it takes C's, `-3 % 2` is -1 and no event runs: refused."""
+    text = kernel(loop("for p in tl.static_range(-4, 0):", writer),
+                  loop("for p in range(2):", get("p")), extra=HALVES)
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, want)
