@@ -28,6 +28,12 @@ False refusals, fixed:
   iteration as no statement (a `range` loop of none keeps its refusal, as Triton builds its
   body). ``i + j // 1`` (phase-aliasing) and ``range(i // 2)`` over ``i - 2``
   (wait-never-committed) are found.
+- ``for p in tl.static_range(2 * C - 2): if p % 2 == 0: w.acquire(p // 2)`` (round 66's open
+  item), a correct ring at C = 5, was refused, non-affine, at any C: the generic reading has
+  no value of C, so the loop was not unrolled. FIXED: frontend/build_loops.py ``s_For`` stops
+  the generic reading there (``needs_constexprs``, as a pipe capacity of constexprs does), and
+  the kernel is read specialised to C, the loop unrolled: verified at C = 5, the missing window
+  found at ``--param C=3``; without a value of C, refused asking for one.
 - ``h = wa; g = wb`` then ``for j in tl.static_range(2): if j == 1: h, g = g, h`` before
   ``h.acquire(p)`` of two correct rings was refused ("`h` holds different values on different
   paths"): round 66 unrolled a loop whose `if` on its variable binds a name to a name, not to a
@@ -56,9 +62,9 @@ its own handle or a static_range's index shifted by C (found), at ``--param C=4`
 (found); a partition's or helper's constexpr parameter given ``C + 1`` or a literal 6 (read
 at its own value: found).
 
-Left open: a tl.static_range whose bounds are constexprs stays read as round 66 left it; a
-`range` loop of no iteration whose body divides its variable stays refused (Triton builds its
-body).
+Left open: a `range` loop of no iteration whose body divides its variable stays refused
+(Triton builds its body); a tl.static_range of constexpr bounds is read specialised only where
+its variable is divided (D), not where it picks a tuple's item or chooses a handle.
 """
 
 from __future__ import annotations
@@ -189,6 +195,37 @@ def test_handles_swapped_under_a_static_range_variables_test(tmp_path, capsys, j
     text = SWAPPED.replace("SWAP", f"            if j == {j}:\n                h, g = g, h\n")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, want)
+
+
+# ------------------------ D: a tl.static_range of constexpr bounds whose variable is divided
+
+BY_C = kernel(loop("for p in tl.static_range(2 * C - 2):", loop("if p % 2 == 0:", put("p // 2"))),
+              loop("for p in range(4):", get("p")))
+
+
+@pytest.mark.parametrize("flags, want", [
+    ((), "verified"),
+    (("--param", "C=3"), ("rejected", "[wait-never-committed]")),
+], ids=["config-C-5", "param-C-3"])
+def test_a_static_range_of_constexpr_bounds_divided_in_a_pipe_index(tmp_path, capsys, flags,
+                                                                    want):
+    """Round 66's open item: `for p in tl.static_range(2 * C - 2)` over `w.acquire(p // 2)`
+    under `if p % 2 == 0:` was refused, non-affine, at any C (the generic reading has no value
+    of C, so the loop was built once). Now read specialised to C and unrolled: 4 windows at
+    C = 5 (verified, lowered with 4 commits), 2 at C = 3 (the reader's third wait found)."""
+    code, err = dump(tmp_path, capsys, BY_C, *flags)
+    expect(code, err, want)
+    assert "read specialised to C=" in err, err
+    if want == "verified":
+        code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+        assert code == 0, err
+        produce = gluon.split("def produce(", 1)[1].split("@gluon.jit", 1)[0]
+        assert produce.count("mbarrier.arrive(kv_full0") == 4, produce
+
+
+def test_held_a_static_range_of_constexpr_bounds_without_a_value_is_refused(tmp_path, capsys):
+    code, err = dump(tmp_path, capsys, BY_C.replace('"constexprs": {"C": 5}', '"constexprs": {}'))
+    expect(code, err, ("rejected", "[constexpr-operand]", "give it a value"))
 
 
 # ----------------------------------------------------------------------------- held
