@@ -60,7 +60,9 @@ helper rebinding a handle parameter under ``if j == 1`` (``pick_r``: found), ``h
 1)`` (lowered in Python's order); ``(wa, wb)[C - 5]`` with the reader's indices, its loop's start,
 its own handle or a static_range's index shifted by C (found), at ``--param C=4`` / ``6``
 (found); a partition's or helper's constexpr parameter given ``C + 1`` or a literal 6 (read
-at its own value: found).
+at its own value: found). D's constexpr bounds: ``C = 3`` in the partition or the kernel body
+(a tensor: refused), a partition parameter given ``N`` (bad-loop) or ``C - 1`` (read at 4:
+the missing window found), DEFAULT_CONFIG's ``"C": True`` (refused: no integer).
 
 Left open: a `range` loop of no iteration whose body divides its variable stays refused
 (Triton builds its body); a tl.static_range of constexpr bounds is read specialised only where
