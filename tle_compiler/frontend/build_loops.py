@@ -153,16 +153,10 @@ class LoopBuild:
                 return True
             if not isinstance(n, ast.Call) or depth >= 8:
                 continue
-            try:
-                _, fst = self.callee(n.func)
-            except TleError:
+            helper = self.helper_given(n, reads)
+            if helper is None:
                 continue
-            if fst is None or fst.kind != "func":
-                continue
-            fdef = fst.value[1]
-            names = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
-            given = [names[i] for i, a in enumerate(n.args[:len(names)]) if reads(a)]
-            given += [k.arg for k in n.keywords if k.arg is not None and reads(k.value)]
+            fdef, given = helper
             if any(self.indexes_by(fdef.body, name, depth + 1) for name in given):
                 return True
         return False
@@ -212,24 +206,33 @@ class LoopBuild:
                 return True
             if depth >= 8:
                 continue
-            try:
-                _, fst = self.callee(n.func)
-            except TleError:
+            helper = self.helper_given(n, lambda a: divided(a, names))
+            if helper is None:
                 continue
-            if fst is None or fst.kind != "func":
-                continue
-            fdef = fst.value[1]
-            params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
-            given = [params[i] for i, a in enumerate(n.args[:len(params)]) if divided(a, names)]
-            given += [k.arg for k in n.keywords if k.arg is not None and divided(k.value, names)]
+            fdef, given = helper
             if given and self.divided_in(fdef.body, set(given)):
                 return True
-            given = [params[i] for i, a in enumerate(n.args[:len(params)])
-                     if reads(a, {var})]
-            given += [k.arg for k in n.keywords if k.arg is not None and reads(k.value, {var})]
+            _, given = self.helper_given(n, lambda a: reads(a, {var}))
             if any(self.divides(fdef.body, p, depth + 1) for p in given):
                 return True
         return False
+
+    def helper_given(self, call: ast.Call, pred) -> Optional[tuple[ast.FunctionDef, list[str]]]:
+        """The def of the helper ``call`` calls and the names of its parameters given an
+        argument (by position or keyword) that ``pred`` holds of; None when the callee is no
+        helper of the kernel's modules. (What :meth:`indexes_by`, :meth:`divides` and
+        :meth:`returns_divided` follow into a helper.)"""
+        try:
+            _, fst = self.callee(call.func)
+        except TleError:
+            return None
+        if fst is None or fst.kind != "func":
+            return None
+        fdef = fst.value[1]
+        params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
+        given = [params[i] for i, a in enumerate(call.args[:len(params)]) if pred(a)]
+        given += [k.arg for k in call.keywords if k.arg is not None and pred(k.value)]
+        return fdef, given
 
     def returns_divided(self, call: ast.Call, names: set, depth: int) -> bool:
         """Whether the helper ``call`` calls returns a quotient or remainder of a parameter it
@@ -241,20 +244,13 @@ class LoopBuild:
         # to each unrolled iteration's constexpr and the value returned is a number
         if depth >= 8:
             return False
-        try:
-            _, fst = self.callee(call.func)
-        except TleError:
-            return False
-        if fst is None or fst.kind != "func":
-            return False
-        fdef = fst.value[1]
-
         def reads(x: ast.AST, ns: set) -> bool:
             return any(isinstance(n, ast.Name) and n.id in ns for n in ast.walk(x))
 
-        params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
-        given = {params[i] for i, a in enumerate(call.args[:len(params)]) if reads(a, names)}
-        given |= {k.arg for k in call.keywords if k.arg is not None and reads(k.value, names)}
+        helper = self.helper_given(call, lambda a: reads(a, names))
+        if helper is None:
+            return False
+        fdef, given = helper[0], set(helper[1])
         if not given:
             return False
         bound: set = set()
