@@ -15,6 +15,26 @@ from .build_support import (MAX_UNROLLED_STATEMENTS, RANGES, STATIC_RANGE_ARGS, 
 from .folding import fold
 
 
+#: the pipe verbs that take an index (`w.acquire(p)`, `r.release(p)`)
+INDEXED_VERBS = ("acquire", "commit", "wait", "release")
+
+
+def reads_names(x: ast.AST, names: set) -> bool:
+    """Whether the Python expression or statement ``x`` reads one of ``names``."""
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(x))
+
+
+def indexed_verb(n: ast.AST) -> bool:
+    """Whether ``n`` is a call of a pipe verb that takes an index (:data:`INDEXED_VERBS`)."""
+    return isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+        and n.func.attr in INDEXED_VERBS
+
+
+def call_operands(call: ast.Call) -> list:
+    """The arguments of ``call``, positional then keyword values."""
+    return call.args + [k.value for k in call.keywords]
+
+
 class LoopBuild:
     """The loops of :class:`~.build.Builder`: its methods, kept here by idea."""
 
@@ -36,14 +56,12 @@ class LoopBuild:
         if not RANGES[path]:
             self.tensor_negative_step(it, step, s)
         elif self.indexes_by(s.body, s.target.id):
-            trips = literal_trip_count(start, stop, step)
-            if trips:
+            if literal_trip_count(start, stop, step) is not None:
+                # (of no iteration too, adversarial round 67: Triton 3.6 visits such a body no
+                # time, where building it once with the variable a name refused its
+                # `w.acquire(j // 2)`, non-affine: the first iteration of `for j in
+                # tl.static_range(i)` under an unrolled `i`)
                 return self.unrolled(s, range(*(fold(x) for x in (start, stop, step))))
-            if trips == 0:
-                # (adversarial round 67) Triton 3.6 visits such a body no time, where building
-                # it once with the variable a name refused its `w.acquire(j // 2)` (non-affine):
-                # the first iteration of `for j in tl.static_range(i)` under an unrolled `i`
-                return self.unrolled(s, range(0))
             bounds = (start, stop, step)
             deciders = frozenset().union(*(self.kernel_constexprs_of(x) for x in bounds))
             if deciders and all(fold(x) is not None or self.kernel_constexprs_of(x)
@@ -127,7 +145,7 @@ class LoopBuild:
         to it). The body, built once with the variable a name, could not pick it (see
         :meth:`unrolled`)."""
         def reads(x: ast.AST) -> bool:
-            return any(isinstance(n, ast.Name) and n.id == var for n in ast.walk(x))
+            return reads_names(x, {var})
 
         if depth == 0 and self.divides(body, var):  # (it follows the helpers itself)
             return True
@@ -166,12 +184,10 @@ class LoopBuild:
         a helper it calls, takes an index that divides ``var`` or takes its remainder, itself
         (`w.acquire(p // 2)`) or through a name the body binds to such a value (`k = p % 2`)
         or a helper's parameter given one (see :meth:`indexes_by`)."""
-        def reads(x: ast.AST, names: set) -> bool:
-            return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(x))
-
         def divided(x: ast.AST, names: set) -> bool:
             return any(isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod))
-                       and reads(n, {var} | names) for n in ast.walk(x)) or reads(x, names) \
+                       and reads_names(n, {var} | names) for n in ast.walk(x)) \
+                or reads_names(x, names) \
                 or any(isinstance(n, ast.Call) and self.returns_divided(n, {var} | names, depth)
                        for n in ast.walk(x))
 
@@ -186,23 +202,19 @@ class LoopBuild:
             # non-affine bound (non-affine-loop), refusing a correct kernel; and so is an inner
             # loop over bounds reading the variable that is read unrolled itself (`for j in
             # tl.static_range(i)` over `w.acquire(j // 2)`: its bounds must be numbers)
-            bounds = [a for a in n.iter.args + [k.value for k in n.iter.keywords]] \
+            bounds = call_operands(n.iter) \
                 if isinstance(n, ast.For) and isinstance(n.iter, ast.Call) else []
             if any(divided(a, names) for a in bounds) and any(
-                    isinstance(c, ast.Call) and (isinstance(c.func, ast.Name) or (
-                        isinstance(c.func, ast.Attribute) and c.func.attr in (
-                            "acquire", "commit", "wait", "release")))
+                    isinstance(c, ast.Call) and isinstance(c.func, ast.Name) or indexed_verb(c)
                     for c in walk_no_defs(n.body)):
                 return True
-            if depth < 8 and any(reads(a, {var} | names) for a in bounds) and isinstance(
+            if depth < 8 and any(reads_names(a, {var} | names) for a in bounds) and isinstance(
                     n.target, ast.Name) and (self.divides(n.body, n.target.id, depth + 1)
                                              or self.indexes_by(n.body, n.target.id, depth + 1)):
                 return True
             if not isinstance(n, ast.Call):
                 continue
-            if isinstance(n.func, ast.Attribute) and n.func.attr in (
-                    "acquire", "commit", "wait", "release") and any(
-                    divided(a, names) for a in n.args + [k.value for k in n.keywords]):
+            if indexed_verb(n) and any(divided(a, names) for a in call_operands(n)):
                 return True
             if depth >= 8:
                 continue
@@ -212,7 +224,7 @@ class LoopBuild:
             fdef, given = helper
             if given and self.divided_in(fdef.body, set(given)):
                 return True
-            _, given = self.helper_given(n, lambda a: reads(a, {var}))
+            _, given = self.helper_given(n, lambda a: reads_names(a, {var}))
             if any(self.divides(fdef.body, p, depth + 1) for p in given):
                 return True
         return False
@@ -244,10 +256,7 @@ class LoopBuild:
         # to each unrolled iteration's constexpr and the value returned is a number
         if depth >= 8:
             return False
-        def reads(x: ast.AST, ns: set) -> bool:
-            return any(isinstance(n, ast.Name) and n.id in ns for n in ast.walk(x))
-
-        helper = self.helper_given(call, lambda a: reads(a, names))
+        helper = self.helper_given(call, lambda a: reads_names(a, names))
         if helper is None:
             return False
         fdef, given = helper[0], set(helper[1])
@@ -256,9 +265,9 @@ class LoopBuild:
         bound: set = set()
 
         def divided(x: ast.AST) -> bool:
-            return reads(x, bound) or any(
+            return reads_names(x, bound) or any(
                 isinstance(n, ast.BinOp) and isinstance(n.op, (ast.FloorDiv, ast.Mod))
-                and reads(n, given | bound) for n in ast.walk(x)) or any(
+                and reads_names(n, given | bound) for n in ast.walk(x)) or any(
                 isinstance(n, ast.Call) and self.returns_divided(n, given | bound, depth + 1)
                 for n in ast.walk(x))
 
@@ -267,7 +276,7 @@ class LoopBuild:
                 targets = {t.id for t in n.targets if isinstance(t, ast.Name)}
                 if divided(n.value):
                     bound |= targets
-                elif reads(n.value, given):  # (a copy of a parameter: `j = i`, `j % 4`)
+                elif reads_names(n.value, given):  # (a copy of a parameter: `j = i`, `j % 4`)
                     given = given | targets
             if isinstance(n, ast.Return) and n.value is not None and divided(n.value):
                 return True
@@ -277,15 +286,11 @@ class LoopBuild:
         """Whether a pipe event of ``body`` takes an index that reads ``names`` (parameters
         given a quotient or remainder of a tl.static_range variable): :meth:`divides`."""
         for n in walk_no_defs(body):
-            if isinstance(n, ast.Assign) and any(
-                    isinstance(x, ast.Name) and x.id in names for x in ast.walk(n.value)):
+            if isinstance(n, ast.Assign) and reads_names(n.value, names):
                 names = names | {t.id for t in n.targets if isinstance(t, ast.Name)}
         # (a parameter holding the quotient: an event reading it is one divides would find)
         for n in walk_no_defs(body):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in (
-                    "acquire", "commit", "wait", "release") and any(
-                    isinstance(x, ast.Name) and x.id in names
-                    for a in n.args + [k.value for k in n.keywords] for x in ast.walk(a)):
+            if indexed_verb(n) and any(reads_names(a, names) for a in call_operands(n)):
                 return True
         return False
 
