@@ -11,8 +11,8 @@ from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..language.call_args import PROPAGATE_NAN
 from ..language.gpu import normalize_dtype
-from .build_support import (BINOPS, CMPOPS, Static, UNOPS, VERBS, compile_time_only, fold_body,
-                            has_effect, is_none, writes_memory)
+from .build_support import (BINOPS, CMPOPS, Static, UNOPS, VERBS, compile_time_only,
+                            condition_fold, fold_body, has_effect, writes_memory)
 from .config_literal import entry_section
 from .folding import fold
 from .modules import shown
@@ -251,13 +251,7 @@ class ExpressionBuild:
         ``a`` or ``b`` would depend on data (an error)."""
         test, test_st = self.expr(node.test)
         test = self.checked_value(node.test, test, test_st)
-        folded = fold(test)
-        if folded is None and test_st is None and is_none(test):
-            # `x if None else y` (a literal, or a name bound to None): Triton 3.6's visit_IfExp
-            # takes a NoneType test as a compile-time false one, as `if None:` (s_If); left
-            # undecided, the operands were refused as tensors the lowering does not choose
-            # between (adversarial round 63's open item)
-            folded = False
+        folded = condition_fold(test, test_st)
         self.compile_time_condition(node.test, test, folded, "a conditional expression")
         # a tensor condition (a number a plain assignment bound: `f = 1; N if f else 2.0`, in a
         # partition or the kernel body): Triton 3.6's visit_IfExp builds both operands as

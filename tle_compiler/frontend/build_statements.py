@@ -10,7 +10,8 @@ from typing import Optional, Union
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from .build_support import (BINOPS, MEMORY_CALLS, PURE_CALLS, PURE_METHODS, Static, VERBS,
-                            compile_time_only, has_events, is_none, names_of, tensor_items_of)
+                            compile_time_only, condition_fold, has_events, names_of,
+                            tensor_items_of)
 from .constexpr_rules import condition_type_refusal, constexpr_annotation
 from .folding import fold
 from .scope import canon, is_triton
@@ -473,7 +474,7 @@ class StatementBuild:
 
     def s_If(self, s: ast.If) -> None:
         cond, cond_st = self.expr(s.test)
-        folded = fold(cond)
+        folded = condition_fold(cond, cond_st)
         if cond_st is not None and cond_st.kind in ("mod", "usermod", "func"):
             # `if tl:`, `if helper:`: Triton 3.6 refuses a compile-time condition of a module or
             # a function; read as true, the branch was verified and lowered (adversarial round 63)
@@ -483,12 +484,6 @@ class StatementBuild:
                                                     f"`{ast.unparse(s.test)}`", kind)
                            + "; Triton 3.6 refuses the kernel", s.test,
                            check="unsupported-control-flow")
-        if folded is None and cond_st is None and is_none(cond):
-            # `if None:` (a literal, or a module constant bound to None): Triton 3.6 takes a
-            # NoneType condition as a compile-time false one, and so does the protocol view; left
-            # undecided here, the kernel was refused as one whose views disagree (constexpr-if,
-            # adversarial round 63)
-            folded = False
         self.compile_time_condition(s.test, cond, folded, "an `if`")
         # a tensor condition: in a partition, of a value that folds (else it is a run-time one
         # or a constexpr's); in the kernel body, which binds no number as a constant, of any

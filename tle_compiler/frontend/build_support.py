@@ -659,6 +659,16 @@ def is_none(e: K.Expr) -> bool:
     return isinstance(e, (K.Const, K.Global)) and e.value is None
 
 
+def condition_fold(e: K.Expr, st: Optional[Static]) -> object:
+    """:func:`fold` of the condition ``e`` (of compile-time Static ``st``) of an `if` or a
+    conditional expression, the constant None (:func:`is_none`) folded to False: Triton 3.6
+    takes a NoneType condition as a compile-time false one (`if None:`, `x if None else y`).
+    Left undecided, `if None:` was refused as one whose views disagree (constexpr-if) and `x if
+    None else y` of tensors as a choice the lowering does not make (adversarial round 63)."""
+    folded = fold(e)
+    return False if folded is None and st is None and is_none(e) else folded
+
+
 def writes_memory(x: K.Expr) -> bool:
     """Whether the node ``x`` (not its operands) writes memory: a store, an atomic, a TMA copy."""
     return isinstance(x, K.Op) and (x.name in ("tl.store", "tle.gpu.tma_load")
