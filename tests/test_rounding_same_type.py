@@ -12,7 +12,7 @@ import pytest
 from tle_compiler.diagnostics import TleVerificationWarning
 
 from tests.test_lowering_adversarial_5 import _dump, _write
-from tests.test_lowering_adversarial_12 import _ops, _plain, _tle, _tle_text
+from tests.test_lowering_adversarial_12 import _tle_text, added_ops
 
 pytestmark = pytest.mark.filterwarnings(f"ignore::{TleVerificationWarning.__module__}."
                                         f"{TleVerificationWarning.__name__}")
@@ -30,9 +30,7 @@ SAME = [
 
 @pytest.mark.parametrize("dt, expr", SAME, ids=[f"{d}:{e}" for d, e in SAME])
 def test_a_conversion_to_the_same_type_lowers_as_the_no_op_triton_compiles(tmp_path, dt, expr):
-    name = f"same_{abs(hash((dt, expr)))}"
-    tle = _ops(_tle(tmp_path, expr, dt)) - _ops(_tle(tmp_path, "t", dt))
-    ref = _ops(_plain(tmp_path, expr, dt, name)) - _ops(_plain(tmp_path, "t", dt, name + "b"))
+    tle, ref = added_ops(tmp_path, dt, expr, f"same_{abs(hash((dt, expr)))}")
     assert tle == ref == type(ref)(), (tle, ref)
 
 
