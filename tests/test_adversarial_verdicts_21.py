@@ -23,7 +23,7 @@ Wrong before the fixes that came with this file:
   signature. Triton widens an i1 loop bound by sign extension (`range(N)` runs no iteration at
   N = True, as from 0 to -1) and an i1 in a comparison by zero extension (`N == 1` is true
   there): the writer's `range(N)` committed nothing while the reader's `if N == 1:` waited.
-  Now rejected (check signature, cli/dump.py _check_signature).
+  Now rejected (check signature, cli/kernel_checks.py check_launch_signature).
 - verified (exit 0 with `--param N=6`, bounded without), a hang on the GPU: a bool the kernel
   body computes (`B = N > 5`) passed to the partitions, the reader looping `range(-B + N + 2 *
   B)` against the writer's `range(N + B)`. Triton computes `-B` in i1 (B itself, widened to 1),

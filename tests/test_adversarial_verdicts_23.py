@@ -14,7 +14,7 @@ Bugs found, one line each (the smallest kernel is the test named; xfail(strict) 
    tests are plain passing tests now, their xfail markers dropped.
 2. A descriptor box / dtype / offsets count that is not the slot's, in DEFAULT_CONFIG, is verified
    and refused by the compile (test_a_descriptor_box_that_is_not_the_slot_is_rejected_by_the_
-   verdict; cli/dump.py `_check_signature`).
+   verdict; cli/kernel_checks.py `check_launch_signature`).
    FIXED concurrently (commit c3f6c13): its xfail marker dropped.
 3. A TMA copy into `s.t[0]`, `tl.reshape(s.t, ...)` or `tl.trans(s.t)` is verified and not lowered
    (test_a_copy_into_a_view_of_the_slot_is_rejected; frontend/protocol.py `tma_load`).
@@ -70,10 +70,11 @@ In detail:
   field), or offsets that are not one per box dimension (`[i * 64, 0, 0]` for a 2-D box).
   `tle-dump --ttgir` refuses it at the copy's line (lowering/descriptors.py
   complete_signature / check_copy: the copy would land other bytes than the expect-tx counts)
-  and docs/language.md calls it an error (check `signature`), but cli/dump.py `_check_signature`
-  runs only lowering/signature_checks.check_signature, not the descriptor check, so the verdict
-  says verified (and `--gluon` prints the kernel with an expect-tx of 8192 for a 4096-byte box).
-  Fix: call descriptors.complete_signature(info, sig, constexprs) in `_check_signature`.
+  and docs/language.md calls it an error (check `signature`), but cli/kernel_checks.py
+  `check_launch_signature` runs only lowering/signature_checks.check_signature, not the descriptor
+  check, so the verdict says verified (and `--gluon` prints the kernel with an expect-tx of 8192 for
+  a 4096-byte box). Fix: call descriptors.complete_signature(info, sig, constexprs) in
+  `check_launch_signature`.
 - verified (exit 0), not lowered: a TMA copy into a view of a slot field
   (`tle.gpu.tma_load(s.t[0], desc, ...)`, `tl.reshape(s.t, [4096])`, `tl.trans(s.t)`): a copy of
   part of a slot recorded as a whole-field copy of the field's bytes. `--gluon` refuses each at the
@@ -85,7 +86,7 @@ In detail:
   i32 param the loop counts: "verified for every value of N"). Root cause: frontend/protocol.py
   `tma_load` checks only that desc is a kernel argument and offsets a list; the pointer-param
   rule (an argument read as an integer by the protocol and as a pointer) does not cover
-  descriptors, and `_check_signature` does not check descriptor arguments (as above).
+  descriptors, and `check_launch_signature` does not check descriptor arguments (as above).
 - verified for every value, a negative index on the GPU: a derived param's domain inferred from
   its operand's bounds with unbounded integers where a step of its definition wraps in i32.
   `M = tl.cdiv(N, 64)` (or `(N + 63) // 64`, `(2 * N) // 2`) with `tle.assume(N >= 0)` gets
@@ -417,7 +418,7 @@ def test_odd_copy_arguments_are_rejected_by_the_verdict(tmp_path, capsys, name):
     (check pointer-param: "it was verified for every value of x_ptr"). Here the verdict is
     "verified for every value of N" for a kernel whose descriptor is N, and for a copy at
     coordinate 0.5; `--gluon` prints both (frontend/protocol.py `tma_load` checks neither; cli/
-    dump.py `_check_signature` does not see descriptor arguments)."""
+    dump.py `check_launch_signature` does not see descriptor arguments)."""
     text = tma(PLAIN.replace("tle.gpu.tma_load(s.t, x_desc, [i * 64, 0])", ODD_ARGS[name]))
     code, err, _ = dump(tmp_path, capsys, text)
     assert code == 1 and ": verified for " not in err, err

@@ -43,7 +43,7 @@ Bugs found, one line each:
    and local_ptr are refused where they are read (adversarial round 26), a comparison of dtypes
    is lowered as its constant, and tle-dump translates every kernel it verifies to Gluon and
    rejects `x = N.foo` and `x = tl.static_range(3)` with the lowering's refusal at the line
-   (cli/dump.py _check_translation).
+   (cli/translation_check.py check_translation).
 5. Python's builtin `abs(N)` in a kernel was refused ("name 'abs' is not defined here") though
    Triton compiles it as the tensor's `__abs__`, `tl.abs`, and docs/semantics.md lists Python's
    abs among the derived functions: a wrong refusal of a correct kernel. FIXED (2a6f72a): the

@@ -90,7 +90,7 @@ Bugs found, one line each:
    `tl.debug_barrier(1)`, `tl.device_assert()` (and tests/test_adversarial_verdicts_24.py's
    `x = N.foo`, `x = tl.static_range(3)`). FIXED: tle-dump translates every .py kernel it
    verifies with a DEFAULT_CONFIG to Gluon, as --gluon does (no Triton compile), and rejects
-   it with the lowering's refusal at its line (cli/dump.py _check_translation;
+   it with the lowering's refusal at its line (cli/translation_check.py check_translation;
    test_a_verified_kernel_is_one_the_lowering_translates pins each).
 
 Checked and found right (not all pinned): C's `%` / `//` of negative loop-variable expressions in
@@ -435,8 +435,8 @@ def test_a_kernel_body_static_range_variable_after_its_loop(tmp_path, capsys):
 
 #: statements of a reader's window that the lowering refuses at the line (each a rule of
 #: lowering/translate.py the frontend does not mirror), and a phrase of the lowering's words.
-#: They were verified; tle-dump now translates every kernel it verifies to Gluon (cli/dump.py
-#: _check_translation) and rejects the kernel with the lowering's refusal.
+#: They were verified; tle-dump now translates every kernel it verifies to Gluon
+#: (cli/translation_check.py check_translation) and rejects the kernel with the lowering's refusal.
 LOWERING_REFUSES = {
     "tl.zeros_like of a scalar": ("tl.store(y_ptr, tl.zeros_like(N) + 1.0)",
                                   "`tl.zeros_like` of a scalar"),

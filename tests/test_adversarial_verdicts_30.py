@@ -19,8 +19,8 @@ Bugs found, one line each:
    name, which the lowering finds undefined). FIXED: only a refusal that a type the untyped
    translation does not know decides (check lowering-untyped, lowering/translate.py UNTYPED:
    `tl.sum(tl.load(p), keep_dims=True)`) keeps the verdict; any other rejects the kernel at its
-   line, as with a signature (cli/dump.py _check_translation). Round 26's two tests of the
-   untyped translation pin the type-decided refusal now; the kernels of no DEFAULT_CONFIG that
+   line, as with a signature (cli/translation_check.py check_translation). Round 26's two tests of
+   the untyped translation pin the type-decided refusal now; the kernels of no DEFAULT_CONFIG that
    other tests pinned verified while the lowering refused them are pinned rejected by the
    lowering alone: round 25's pipes nothing writes, round 5's conditional tuple of slot
    pointers, test_unwritten_may_write's store through a tl.where of slot pointers,
@@ -32,8 +32,8 @@ Bugs found, one line each:
    it was reached, and a reader's `tl.debug_barrier(1)` (Triton refuses it) was verified.
    FIXED: the translation runs again past the buffers, each read as a shared-memory tile of its
    shape (lowering/translate.py STUB_FREE_BUFFERS), and a refusal there at a line that reads no
-   free buffer (nor a name bound from one) rejects the kernel (cli/dump.py
-   _refusal_past_free_buffers); the Gluon of that run is not the kernel's, which stays
+   free buffer (nor a name bound from one) rejects the kernel (cli/translation_check.py
+   refusal_past_free_buffers); the Gluon of that run is not the kernel's, which stays
    untranslated.
 3. Likewise a .kir kernel with a worker partition of no `regs=` (optional in the text form) was
    not translated at all, so its `break` was verified. FIXED: translated with setmaxnreg's least
@@ -42,8 +42,8 @@ Bugs found, one line each:
 
 4. A kernel a constexpr of which has no value (no DEFAULT_CONFIG, no --param) was not
    translated at all, so a `tl.debug_barrier(1)` in it was verified untranslated. FIXED (after
-   the round): it is translated with each such constexpr at cli/dump.PROBE_CONSTEXPR, and a
-   refusal at a line that reads none of them (nor a name bound from one) rejects it; one that
+   the round): it is translated with each such constexpr at cli/translation_check.PROBE_CONSTEXPR,
+   and a refusal at a line that reads none of them (nor a name bound from one) rejects it; one that
    does (`tl.arange(0, C)` against a 64-wide tile) may be the probe value's, and the kernel
    stays verified untranslated.
 

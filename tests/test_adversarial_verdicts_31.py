@@ -16,17 +16,18 @@ Bugs found, one line each:
    the probe value C = 16, a line reading C, excused) before the barrier. FIXED: the untyped
    translation is made again with a stand-in element type (translate.UNTYPED_STAND_IN, each of
    float32, float16, bfloat16, int32) and the probe with each of several values (16, 64, 32,
-   ..., cli/dump.PROBE_CONSTEXPRS); the verdict is kept only where one of them translates, and
-   a refusal at a line no stand-in reaches is reported first (cli/dump.py _refusal_outside).
+   ..., cli/translation_check.PROBE_CONSTEXPRS); the verdict is kept only where one of them
+   translates, and a refusal at a line no stand-in reaches is reported first
+   (cli/translation_check.py refusal_outside).
 2. A refusal at a line reading a constexpr without a value was excused, so a form refused for
    every value beside it was verified: `x = C; tl.debug_barrier(1)` on one line,
    `tl.debug_barrier(C)`; and a refusal at a line reading a free buffer (a kernel body's `b2 =
    buf if N > 0 else buf`, refused with the buffer's tile) hid a `tl.debug_barrier(1)` after
    it. FIXED: by 1, a kernel no probe value translates is rejected, the message saying which
    values were tried; a translation refused at a line reading a free buffer is made again
-   without the lines that read one (cli/dump.py _without_lines), and a refusal there rejects;
-   `_ = (buf, tl.debug_barrier(1))` (a refused expression that reads no buffer on a line that
-   does, verified before) is a refusal of the kernel (_refused_node_reads, by the refused
+   without the lines that read one (cli/translation_check.py without_lines), and a refusal there
+   rejects; `_ = (buf, tl.debug_barrier(1))` (a refused expression that reads no buffer on a line
+   that does, verified before) is a refusal of the kernel (refused_node_reads, by the refused
    expression's column).
 3. A kernel with a free shared buffer and a constexpr without a value stopped the probe at the
    buffer's first use (lowering-not-yet: nothing learnt), so its `tl.debug_barrier(1)` was

@@ -19,9 +19,9 @@ Bugs found, one line each:
    address, one pointer expression once names are resolved and sums sorted, is refused unless
    the hand-offs of one pipe surely order the pair; an address of the variable of a top-level
    loop is compared at one iteration with the same one in a loop of the same range (check
-   memory-race, applied by tle-dump once the passes find no other fault: cli/dump.py
-   _check_memory_races, frontend/memory_waits.py check_global_races). Kernels of other tests that raced
-   so were changed to store elsewhere: test_adversarial_verdicts_2's SPMC dot kernels (the
+   memory-race, applied by tle-dump once the passes find no other fault: cli/kernel_checks.py
+   check_memory_races, frontend/memory_waits.py check_global_races). Kernels of other tests that
+   raced so were changed to store elsewhere: test_adversarial_verdicts_2's SPMC dot kernels (the
    right reader loaded the y tile the left one stores), tests/cases reader_handles.ok and
    shared_alloc.ok (a reader stored x[0:64] after each release while the writer loads it
    every iteration), test_dump_default_config_shapes' ring (the same), test_memory_waits'

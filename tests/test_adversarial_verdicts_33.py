@@ -13,7 +13,7 @@ Bugs found, one line each:
    tle.gpu.local_ptr(buf)), 'fp16')` and `tl.load(tle.gpu.local_ptr(buf)).foo`, which Triton
    refuses of any loaded tile. FIXED: such a refusal is translated again with the buffers the
    refused expression reads replaced, a load of a whole buffer by `tl.zeros` of its shape and
-   type and any other read by the integer 0 (cli/dump.py _buffers_replaced_at); the same
+   type and any other read by the integer 0 (cli/translation_check.py buffers_replaced_at); the same
    refusal, place and words, is the kernel's. A conditional expression of buffers, which
    translates so, keeps the verdict.
 2. A module-level `min = min` (a builtin bound to itself) was read as a circular definition,
@@ -24,8 +24,8 @@ Bugs found, one line each:
 3. The excuse of a refusal at a line reading a free buffer compared line numbers only: a
    `tl.debug_barrier(1)` in a helper of another module, at the line number of a kernel line
    that reads a buffer (and at its column), was left out with that line and verified.
-   FIXED: lines are places, a file and a line (cli/dump.py _place), in every set of lines the
-   translations with stand-ins keep.
+   FIXED: lines are places, a file and a line (cli/translation_check.py place_of), in every set of
+   lines the translations with stand-ins keep.
 4. `tl.sqrt_rn` and `tl.div_rn` of an fp16 or fp64 tile and `tl.umulhi` of int8 / uint16
    tiles were verified; Triton 3.6 computes the first two on fp32 alone and umulhi on 32- and
    64-bit integers ("Expected dtype ['fp32'] but got fp16"). FIXED: refused at the call

@@ -22,7 +22,7 @@ Bugs found, one line each (before the fixes that came with this file):
   value); a signature typing a constexpr "constexpr" while ``"constexprs"`` gives it no value
   was verified and ``--ttgir`` refused it ("constexpr argument(s) C need a value"); FIXED: both
   are unusable input (exit 2) naming the argument, whatever tle-dump is asked to print
-  (cli/dump.py _check_config_constexprs).
+  (cli/loading.py check_config_constexprs).
 - the pointer of a store that is the result of an operator no pointer comes out of (``y_ptr +
   t * 2 ^ 1``: Python's ``+`` binds before ``^``, so this is ``(y_ptr + 2 * t) ^ 1``; likewise
   ``|``, ``&``, ``<<``, ``(y_ptr + t) * 2``, ``//``, ``%``, ``-(y_ptr + t)``, directly or

@@ -26,7 +26,7 @@ Bugs found, one line each (before the fixes that came with this file):
   p > SCALE - 1`` around a commit, never true of an integer SCALE, true at p = 2 of SCALE =
   2.5) was "verified for every value of SCALE (every integer SCALE)", exit 0, where the race
   proof (round 45) reads such a constexpr as a float; now bounded to the integers (exit 3),
-  naming the constexpr (cli/dump.py _check_float_constexprs), unless a value is given or the
+  naming the constexpr (cli/kernel_checks.py check_float_constexprs), unless a value is given or the
   kernel proves it an integer.
 - FIXED (false rejection, wrong words): a tensor descriptor's ``d.store(offsets, value)`` was
   read as ``tl.store(d, offsets, value)``, its value a mask ("its mask `v` is a float, not a

@@ -35,7 +35,7 @@ Bugs found, one line each (before the fixes that came with this file):
   "verified" (exit 0): the check of the values the protocol reads ran only with a signature,
   though a fill's type is the kernel's own whatever the launch passes; FIXED: without one,
   tle-dump runs it with the arguments read as i32 and loads of any type left alone
-  (cli/dump.py ``_check_signature``, loaded_params.check_loaded_params ``untyped``).
+  (cli/kernel_checks.py ``check_launch_signature``, loaded_params.check_loaded_params ``untyped``).
 
 Checked and found right (pinned below where cheap): a trip count a partition loads itself
 (``non-affine-loop``), two kernel-body loads of one address, or of two, or with a mask, a

@@ -14,8 +14,8 @@ Bugs found, one line each (before the fixes that came with this file):
   bound 0) and never ends, and the kernel was "verified" (exit 0); FIXED: the value may be a
   uint32 as well as the int32 the verifier reads (frontend/load_signs.py), so a loop that ends
   only when compared signed is not proved (bounded, exit 3), the reason naming the pointer,
-  the line and the unsigned reading (loop_ends.SignedOnly, cli/dump.py
-  ``_check_signed_loads``); counters that end under both readings stay proved. Followed
+  the line and the unsigned reading (loop_ends.SignedOnly, cli/kernel_checks.py
+  ``check_signed_loads``); counters that end under both readings stay proved. Followed
   through helpers, atomics, ``tl.where`` / ``tl.maximum`` and reductions (``tl.sum`` of uint32
   tiles is a uint32).
 - a comparison of such a load deciding pipe events was read signed: ``n = tl.load(cnt_ptr)``

@@ -13,8 +13,8 @@ Bugs found, one line each (before the fixes that came with this file):
   (an infinite float bound): "verified" (exit 0); FIXED: the element types under which the loop
   ends are worked out (frontend/loop_ends.py ``_untyped_types``, frontend/load_types.py), and
   the verdict is qualified to them ("only for cnt_ptr in integer element types", exit 3;
-  cli/dump.py ``_check_signed_loads``), round 48's uint32 reading one of them; a counter handed
-  over from the kernel body's ``m = n + 1`` of such a load is of its type too.
+  cli/kernel_checks.py ``check_signed_loads``), round 48's uint32 reading one of them; a counter
+  handed over from the kernel body's ``m = n + 1`` of such a load is of its type too.
 - a comparison deciding pipe events of a value so loaded, all of whose sides are never negative,
   was verified: writer ``if p + 1 <= n``, reader ``if p < n`` of a kernel-body ``n =
   tl.maximum(tl.load(cnt_ptr), 0)`` differ at p = 2 of a float n = 2.5 (the reader waits for a
@@ -43,7 +43,7 @@ Bugs found, one line each (before the fixes that came with this file):
   C = 1.25: writer ``if p <= C * 2 - 1``, reader ``if p < C * 2`` agree for integers and the
   reader waits index 2, never committed, at 1.25; FIXED: such a constexpr the protocol reads
   qualifies the verdict to the integers (bounded, exit 3, "C = 1.25: DEFAULT_CONFIG gives a
-  float"; cli/dump.py ``_check_float_constexprs``), as one of no value did; a bounded claim
+  float"; cli/kernel_checks.py ``check_float_constexprs``), as one of no value did; a bounded claim
   too (its box of C values named no type).
 - the same int1 kernel with DEFAULT_CONFIG typing ``cnt_ptr`` ``*i1`` was verified: the
   signature check took a loaded i1 for a comparison's truth; FIXED: a value loaded as an i1

@@ -1,6 +1,6 @@
 """A fifty-first set of adversarial checks, aimed at the instance checker's resumed fast path
 (passes/clean_resume.py, Checker.clean) and at tle-dump's memory-race proof computed in a forked
-child (cli/beside.py, cli/dump.py's _RacesBeside).
+child (cli/beside.py, cli/kernel_checks.py's RacesBeside).
 
 Bugs found, one line each:
 
@@ -480,7 +480,7 @@ def test_a_process_with_the_child_prints_what_main_prints(args, tmp_path, capsys
 @pytest.mark.parametrize("kernel", ["tle_kernels/examples/ring.py", "tle_kernels/examples/spmc.py",
                                     "two", "cxcfg"])
 def test_the_race_check_inputs_are_not_changed_after_the_fork(kernel, tmp_path, monkeypatch):
-    """_RacesBeside takes the child's outcome where the kernel IR is the same object and the
+    """RacesBeside takes the child's outcome where the kernel IR is the same object and the
     other inputs are equal: the kernel IR must then be unchanged from the fork (verification,
     the translation made ahead) to the check, or the child proved another kernel than the one
     checked. Each kernel IR is pickled when loaded and again when its race check is due."""
@@ -492,7 +492,7 @@ def test_the_race_check_inputs_are_not_changed_after_the_fork(kernel, tmp_path, 
     path = str(files[kernel]) if kernel in files else str(ROOT / kernel)
     loaded_kirs: dict[int, bytes] = {}
     checked: list[str] = []
-    load, check = dump.load, dump._check_memory_races
+    load, check = dump.load, dump.check_memory_races
 
     def kir_of(loaded, name):
         info = loaded.infos.get(name)
@@ -514,7 +514,7 @@ def test_the_race_check_inputs_are_not_changed_after_the_fork(kernel, tmp_path, 
         return check(rep, loaded, beside)
 
     monkeypatch.setattr(dump, "load", loading)
-    monkeypatch.setattr(dump, "_check_memory_races", checking)
+    monkeypatch.setattr(dump, "check_memory_races", checking)
     monkeypatch.setattr(dump, "_BESIDE", True)
     monkeypatch.setenv("TLE_DUMP_FORK", "1")
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):

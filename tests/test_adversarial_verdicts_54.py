@@ -29,17 +29,17 @@ Bugs found, one line each (before the fixes that came with this file):
 - a DEFAULT_CONFIG without "signature" (``{"constexprs": {"STAGES": 2}}``) was taken for a
   config keyed by kernel name (an entry for a kernel named "constexprs"), so no kernel got
   STAGES and a safe ring was refused (exit 1); FIXED: a keyed config's keys name functions of
-  the file (cli/dump.py ``_keyed_configs``), as the frontend's kernel_entry picks entries.
+  the file (cli/loading.py ``keyed_configs``), as the frontend's kernel_entry picks entries.
 
 Lower priority, fixed too: an annotated ``DEFAULT_CONFIG: dict = {...}`` was no config to the
 frontend while tle-dump's other readers of the literal took it: refused for want of a value, or
 (keyed) verified and then not lowered (frontend/build.py ``Module``). ``tle-dump --kernel k`` of a
 file whose DEFAULT_CONFIG is keyed by kernel name was refused for another kernel's fault (its
 entry's value failing a ``tl.static_assert``, or no entry for its capacity): the kernels not asked
-for are no longer read (cli/dump.py ``_specialised_per_kernel``, ``load(..., only)``). A
+for are no longer read (cli/loading.py ``specialised_per_kernel``, ``load(..., only)``). A
 DEFAULT_CONFIG value the kernel cannot be built with (``"STAGES": 0``) or one that is no integer
 (``True``, ``2.0``, ``"2"``, ``None``) was refused as if the config gave no value ("give it a
-value"); the refusal now names the zero-size buffer or the value (cli/dump.py ``_literal_config``;
+value"); the refusal now names the zero-size buffer or the value (cli/loading.py ``literal_config``;
 build.py ``_no_integer_in_config``).
 
 Held (pinned below): the same statement binding the constexpr after its right-hand side

@@ -24,20 +24,20 @@ False verdicts, fixed:
   uses as a loop bound was "verified for every value of C (every integer C)", exit 0, and
   --gluon / -p emit-gluon printed a Gluon module with ``C: gl.constexpr = '5'`` that Triton 3.6
   refuses ("For loop bounds and step must all be ints", "cannot convert None ... to tensor"),
-  while a C given no value (compiled as None) was refused. FIXED: cli/dump.py
-  ``_check_integer_config_values``: a value that is no integer for a constexpr the kernel uses
+  while a C given no value (compiled as None) was refused. FIXED: cli/loading.py
+  ``check_integer_config_values``: a value that is no integer for a constexpr the kernel uses
   where Triton takes only one (frontend/constexpr_kinds.py) is unusable input, exit 2 at
   DEFAULT_CONFIG's line (a --param value takes its place; a bool is an integer).
 - A `.kir` file (printed by ``-p infer-barriers --print-ir``) whose default_config types the
   protocol param N ``u32``, ``i16``, ``i64``, ``i1`` or ``fp32``, or whose trip count is loaded
   through an ``*fp32`` pointer, was verified (exit 0) by the default run and -p emit-gluon; the
   same `.py` is rejected (signature), and docs/passes.md says a .kir is verified as its .py is.
-  FIXED: ``_check_signature`` reads a .kir kernel's facts (``_kir_facts``: lowering/walks
+  FIXED: ``check_launch_signature`` reads a .kir kernel's facts (``kir_facts``: lowering/walks
   ``kernel_facts`` and the params' arguments from frontend/protocol ``analyse``) where a .py
   kernel has its KernelInfo.
 - A `.kir` whose default_config gives C = 3 to a ``[2, C]`` field (no power of two) or C = 65536
   (rings past 227 KB) was verified and lowered (exit 0); its .py is rejected at the declaration.
-  FIXED: ``_check_default_shapes`` reads the .kir kernel's IR too.
+  FIXED: ``check_default_shapes`` reads the .kir kernel's IR too.
 
 A wrong exit status, fixed: ``tle-dump -p emit-gluon k.pipe`` exited 1 for a `.pipe` the
 verifier rejects (round 60's default verdict ran first) and 2 ("printing the kernel IR needs a
@@ -283,8 +283,8 @@ def test_a_kir_whose_signature_types_a_protocol_param_otherwise_is_rejected(tmp_
     """Before: the ring's .kir with its default_config typing N (a loop bound) u32, i16, i64,
     i1 or fp32 was "verified for every value of N", exit 0, by the default run and -p
     emit-gluon, where its .py file is rejected ([signature]): docs/passes.md says a .kir is
-    verified as its .py is. The signature checks (cli/dump._check_signature) read a .py
-    kernel's KernelInfo, which a .kir has none of; they now read the facts of the .kir kernel
+    verified as its .py is. The signature checks (cli/kernel_checks.check_launch_signature) read a
+    .py kernel's KernelInfo, which a .kir has none of; they now read the facts of the .kir kernel
     (lowering/walks.kernel_facts and the arguments its params come from)."""
     text = kernel(WRITER, READER)
     path, kir = _kir_of(tmp_path, capsys, text)
@@ -402,7 +402,8 @@ def test_a_kir_whose_config_shapes_a_field_no_launch_allocates_is_rejected(tmp_p
     """Before: the .kir of a ring of `[2, C]` fields, its default_config edited to C = 3 (no
     power of two) or C = 65536 (512 KiB of rings), was verified, exit 0, by the default run
     and -p emit-gluon, where the .py with that DEFAULT_CONFIG is rejected at the declaration
-    (Gluon refuses the allocation): cli/dump._check_default_shapes read a .py kernel's IR only."""
+    (Gluon refuses the allocation): cli/kernel_checks.check_default_shapes read a .py kernel's IR
+    only."""
     path, kir = _kir_of(tmp_path, capsys, C_FIELD)
     assert "('C', 64)" in kir.read_text()
     code, _, err = run_dump(capsys, "-q", str(kir))

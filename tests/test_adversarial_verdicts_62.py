@@ -21,7 +21,7 @@ False verdicts, fixed:
   exit 0 (Program.signed_only was not printed). FIXED: the printer writes each note as
   ``loaded PTR (TYPE, ...) "WHY"`` (ir/printer.py ``_loaded``), which the parser reads back
   (ir/parser.py ``loaded``), so that tle-dump qualifies the `.pipe` file's proof as the .py's
-  (cli/dump.py _check_signed_loads).
+  (cli/kernel_checks.py check_signed_loads).
 - ``tl.maximum(t, 0.0, propagate_nan=None)`` (or tl.minimum) of float operands was verified and
   lowered (``gl.maximum(t, 0.0)``), and ``tl.max(t, 0, propagate_nan=None)`` too: Triton 3.6
   refuses both ("Unexpected propagate_nan None"; its tl.max takes no such keyword).

@@ -32,7 +32,7 @@ False refusals, fixed:
 - ``h = wa if C else wb`` with DEFAULT_CONFIG ``{"C": True}`` (round 65's open item) was refused,
   constexpr-operand ("DEFAULT_CONFIG gives C True, no integer"), where ``--param C=True`` and a
   launch with C=True (compile_kernel binds a bool as its integer) read and lowered it: the file's
-  own configuration was refused. FIXED: cli/dump.py ``_chosen_by_bools`` binds such a bool of the
+  own configuration was refused. FIXED: cli/loading.py ``chosen_by_bools`` binds such a bool of the
   config as its integer where the generic reading stopped at a choice (``undecided_choice``
   marks its CapacityOfConstexprs ``choice``), and frontend/ast_reader.py ``_bound_for`` lets a
   bool bind a choice's constexpr (``generic``, ``kernel_infos``), so that --gluon, which lowers

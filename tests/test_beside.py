@@ -1,7 +1,7 @@
-"""tle-dump's memory-race proof in a child process (cli/beside.py, cli/dump.py _RacesBeside): the
-child's results come back as computed, a child that writes anything or raises gives none (the
-parent computes them itself), no fork means no child; and tle-dump run as a process (where the
-child is used) prints exactly what main() called in-process (where it is not) prints."""
+"""tle-dump's memory-race proof in a child process (cli/beside.py, cli/kernel_checks.py
+RacesBeside): the child's results come back as computed, a child that writes anything or raises
+gives none (the parent computes them itself), no fork means no child; and tle-dump run as a process
+(where the child is used) prints exactly what main() called in-process (where it is not) prints."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """tle-dump on a kernel a constexpr of which has no value (no DEFAULT_CONFIG, no --param): the
-lowering is tried with stand-in values for it (cli/dump.PROBE_CONSTEXPRS), so that a refusal no
-launch lifts (`tl.debug_barrier(1)`, which Triton 3.6 refuses) is not hidden, while a kernel
-that only a value outside the probes translates (a [512] slot filled by `tl.arange(0, C)`, or
+lowering is tried with stand-in values for it (cli/translation_check.PROBE_CONSTEXPRS), so that a
+refusal no launch lifts (`tl.debug_barrier(1)`, which Triton 3.6 refuses) is not hidden, while a
+kernel that only a value outside the probes translates (a [512] slot filled by `tl.arange(0, C)`, or
 two constexprs that must differ, B = 64 and C = 256) keeps its verdict, not translated: its
 refusals at each probe are at expressions reading the stand-ins, the translation is made again
 with those statements left out, and only what it refuses elsewhere, or a refusal the same at

@@ -1,5 +1,5 @@
 """tle-dump checks a kernel read generically at its DEFAULT_CONFIG's integer constexprs, as a read
-specialised to them is checked (cli/dump.py ``_check_default_shapes``,
+specialised to them is checked (cli/kernel_checks.py ``check_default_shapes``,
 frontend/shared_memory.check_bound_shapes): a pipe field ``[2, C]`` whose DEFAULT_CONFIG gives
 C = 3 (Gluon refuses a slot dimension that is not a power of two) or a C that makes the rings
 outgrow shared memory is rejected at the declaration (exit 1, naming the configuration), where

@@ -1,6 +1,6 @@
 """tle-dump checks a kernel against its DEFAULT_CONFIG signature as the compile does
-(cli/dump.py ``_check_signature``): a value the pipe events depend on that is read through a
-pointer other than i32 (lowering/loaded_params.py), or a protocol param typed i64
+(cli/kernel_checks.py ``check_launch_signature``): a value the pipe events depend on that is read
+through a pointer other than i32 (lowering/loaded_params.py), or a protocol param typed i64
 (lowering/signature_checks.py ``check_i64_args``), is computed on the GPU in an arithmetic the
 verifier did not check, so the kernel is rejected at that value's line (exit 1) instead of
 verified. Without a DEFAULT_CONFIG (or with i32 types) the verdict is as before: it reads loads

@@ -55,8 +55,8 @@ def _file(tmp_path, t: str):
 @pytest.mark.parametrize("t", ["u32", "i8", "u64", "i16"])
 def test_narrow_or_unsigned_integer_arguments_are_refused(tmp_path, capsys, t):
     """The protocol itself is fine for a signed N; the DEFAULT_CONFIG signature types N narrow or
-    unsigned, so tle-dump rejects it as its compile does (cli/dump.py _check_signature), and the
-    compile refuses it."""
+    unsigned, so tle-dump rejects it as its compile does (cli/kernel_checks.py
+    check_launch_signature), and the compile refuses it."""
     path = _file(tmp_path, t)
     message = f"argument 'N' is typed {t} in the signature; integer arguments must be i32 or i64"
     for args in (["-q"], ["-q", "--ttgir"]):

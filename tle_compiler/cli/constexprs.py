@@ -42,6 +42,6 @@ def translation_types(loaded, kernel: str, fixed: dict[str, int]) -> tuple[dict,
     if any(n in config and config[n] != v for n, v in cx.items()) and \
             any(str(t).startswith("tensordesc") for t in sig.values()):
         # another configuration than DEFAULT_CONFIG's: the descriptor boxes it gives are its
-        # own shapes' (dump._check_signature), a launch's are others
+        # own shapes' (kernel_checks.check_launch_signature), a launch's are others
         typed = {}
     return cx, sig, typed

@@ -90,9 +90,10 @@ def _modules(path: Path, args, fixed: dict, names: list[str], load, unusable, ch
             constexprs, sig, typed = translation_types(loaded, prog.name, fixed)
         info = kernel_info_of((str(path), prog.name), constexprs)
         if any(n in names for n in SPECIALISED_PASSES) and sig:
-            # the argument types as tle-dump's verdict checks them (dump._check_signature): an
-            # integer param typed narrow, unsigned or i64 is computed in an arithmetic the
-            # verifier did not check, so the kernel is refused rather than lowered as verified
+            # the argument types as tle-dump's verdict checks them
+            # (kernel_checks.check_launch_signature): an integer param typed narrow, unsigned or i64
+            # is computed in an arithmetic the verifier did not check, so the kernel is refused
+            # rather than lowered as verified
             from ..lowering.signature_checks import check_signature
 
             check_signature(info, sig)
@@ -113,9 +114,9 @@ def _typed(info, sig: dict, constexprs: dict) -> dict:
     prints; untyped it converted every value stored into a slot (``.to(gl.float32)`` of an fp32
     load). A descriptor whose box, element type or offsets are not those of the slot its TMA
     copies fill (check "signature") raises, as tle-dump's verdict rejects it
-    (dump._check_signature): its copy would land other bytes than the commit's expect-tx counts,
-    so no Gluon is printed and the kernel is not verified. Untyped where a shape is left to a
-    launch's constexprs (the lowering's to check)."""
+    (kernel_checks.check_launch_signature): its copy would land other bytes than the commit's
+    expect-tx counts, so no Gluon is printed and the kernel is not verified. Untyped where a shape
+    is left to a launch's constexprs (the lowering's to check)."""
     from ..lowering.descriptors import signature_for_compile
 
     try:
@@ -171,11 +172,11 @@ def _kir_module(path: Path, k, args, fixed: dict, names: list[str], unusable
 
 def _check_descriptors(k, program, whole: dict, config: dict, constexprs: dict) -> None:
     """A ``.kir`` kernel lowered by the pipeline, its DEFAULT_CONFIG's tensor descriptors checked
-    against the slots their TMA copies fill, as tle-dump's verdict checks them (dump._translated:
-    lowering/descriptors.signature_for_compile): a box, element type or offsets that are not
-    the slot's would land other bytes than the commit's expect-tx counts, so the kernel is
-    refused (check "signature") rather than lowered with a wrong expect-tx. Unchecked for another
-    configuration than DEFAULT_CONFIG's (its descriptors are a launch's)."""
+    against the slots their TMA copies fill, as tle-dump's verdict checks them
+    (translation_check.translation_of: lowering/descriptors.signature_for_compile): a box, element
+    type or offsets that are not the slot's would land other bytes than the commit's expect-tx
+    counts, so the kernel is refused (check "signature") rather than lowered with a wrong expect-tx.
+    Unchecked for another configuration than DEFAULT_CONFIG's (its descriptors are a launch's)."""
     sig = whole.get("signature") if isinstance(whole, dict) else None
     if not isinstance(sig, dict) or \
             not any(str(t).startswith("tensordesc") for t in sig.values()) or \

@@ -52,20 +52,20 @@ class KernelReport:
     #: Why verification stopped before it reached a verdict (a trace longer than the verifier
     #: expands): the verdict is "unknown".
     stopped: Optional[TleError] = None
-    #: The Gluon module the lowering translated the kernel to (cli/dump.py _check_translation;
-    #: lowering/codegen.Generated), or None when it was not translated.
+    #: The Gluon module the lowering translated the kernel to (cli/translation_check.py
+    #: check_translation; lowering/codegen.Generated), or None when it was not translated.
     translated: object = None
     #: Why a kernel whose verdict is not "rejected" was not translated (a .pipe protocol, a
-    #: constexpr without a value, a free shared buffer: cli/dump.py _check_translation): its
-    #: verdict is the protocol's alone. "" otherwise.
+    #: constexpr without a value, a free shared buffer: cli/translation_check.py check_translation):
+    #: its verdict is the protocol's alone. "" otherwise.
     not_translated: str = ""
     #: What the memory-race proof assumed of the launch beyond the verdict's values (the rows
-    #: of a stride argument not overlapping: cli/dump.py _check_memory_races), or "".
+    #: of a stride argument not overlapping: cli/kernel_checks.py check_memory_races), or "".
     assumed: str = ""
     #: What a "proved" verdict holds only under, each a :class:`Qualification`: the integer
-    #: values of a constexpr a launch may give as a float (cli/dump.py
-    #: _check_float_constexprs), pointers to signed integers where a loop's ending or a
-    #: condition needs a load of no known element type signed (_check_signed_loads). The verdict
+    #: values of a constexpr a launch may give as a float (cli/kernel_checks.py
+    #: check_float_constexprs), pointers to signed integers where a loop's ending or a
+    #: condition needs a load of no known element type signed (check_signed_loads). The verdict
     #: is then bounded, its reason saying why.
     qualifications: list = field(default_factory=list)
 
@@ -166,8 +166,8 @@ def verdict_json(rep: KernelReport) -> dict:
 
 
 def translation_json(rep: KernelReport) -> dict:
-    """"translated": whether the lowering translated the kernel to Gluon (cli/dump.py
-    _check_translation: a kernel it refuses is rejected); "not_translated", when a kernel that
+    """"translated": whether the lowering translated the kernel to Gluon (cli/translation_check.py
+    check_translation: a kernel it refuses is rejected); "not_translated", when a kernel that
     is not rejected was not: why (its verdict is then the protocol's alone)."""
     out = {"translated": rep.translated is not None}
     if rep.not_translated:

@@ -139,7 +139,7 @@ class KernelCtx:
         self.bool_others: dict[str, Loc] = {}
         # `while` loops that end, and comparisons or arithmetic deciding events that keep the
         # verifier's reading, only where such a load is of some element types: (location,
-        # pointer, why, those types), Program.signed_only (cli/dump.py _check_signed_loads
+        # pointer, why, those types), Program.signed_only (cli/kernel_checks.py check_signed_loads
         # qualifies the verdict with them; frontend/load_types.py)
         self.signed_only: list[tuple[Loc, str, str, frozenset]] = []
         # placeholder of a kernel-body value computed by such a comparison -> its note, kept in

@@ -18,7 +18,7 @@ launch may pass instead (Triton compares it unsigned). The other types differ ot
 
 A 64-bit value keeps its reading inside i32 (the verdict's i32 caveat covers a launch beyond).
 Each place the verifier rests on such a load notes the element types it holds for (a frozenset
-of :data:`TYPES`); the verdict is then qualified to them (cli/dump.py _check_signed_loads,
+of :data:`TYPES`); the verdict is then qualified to them (cli/kernel_checks.py check_signed_loads,
 :func:`phrase`): "only for cnt_ptr in signed integer element types".
 """
 

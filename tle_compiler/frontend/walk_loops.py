@@ -613,8 +613,8 @@ class LoopWalk:
         """Keep, once per loop, that the `while` loop ``s`` ends only where the value its
         counter compares, loaded through a pointer of no known element type, is of one of the
         types ``why.holds`` (a *u32, *i8 or float pointer may make it endless: ``why.why``): the
-        verdict is then not proved, its reason naming the pointer (cli/dump.py
-        _check_signed_loads)."""
+        verdict is then not proved, its reason naming the pointer (cli/kernel_checks.py
+        check_signed_loads)."""
         self.note_signed_reading(s.loc, why.pointer, (
             f"the `while` loop `while {self.src(s.cond)}:` ends if it is an int32, as the "
             f"verifier reads it, but {why.why}"), why.holds)
@@ -625,8 +625,8 @@ class LoopWalk:
         verifier reads it only if ``pointer`` (of no known element type) points to one of the
         element types ``holds`` (frontend/load_types.py; ``what``: how, and what another
         would do); the verdict is then not proved, its reason naming the pointer and the line
-        (cli/dump.py _check_signed_loads). With ``ph``, the kernel-body value of that param is
-        computed so: kept only if the Program reads it (KernelCtx.signed_params,
+        (cli/kernel_checks.py check_signed_loads). With ``ph``, the kernel-body value of that param
+        is computed so: kept only if the Program reads it (KernelCtx.signed_params,
         :func:`analyse`)."""
         typed = ("no DEFAULT_CONFIG signature types it" if not self.k.config_signature else
                  "it is not one pointer argument DEFAULT_CONFIG's signature types")

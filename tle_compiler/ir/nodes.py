@@ -320,7 +320,7 @@ class Program:
     #: types for (frontend/load_signs.py, frontend/load_types.py): (location, pointer, why,
     #: types) of each `while` loop that ends, or comparison, loop bound or index deciding events
     #: that keeps the verifier's reading, only when such a load is of one of those types;
-    #: tle-dump's proof is then qualified to them (cli/dump.py _check_signed_loads). Not
+    #: tle-dump's proof is then qualified to them (cli/kernel_checks.py check_signed_loads). Not
     #: compared, printed or shown in the repr, as ``zero_steps``.
     signed_only: tuple = _field(default=(), compare=False, repr=False)
 

@@ -164,8 +164,8 @@ def _is_float(v: V) -> bool:
 #: The check of the lowering's refusal of a form the language has and the verifier checks, which
 #: the lowering does not translate yet: a free shared buffer (a tle.gpu.alloc that is no pipe
 #: field; docs/semantics.md, "Free shared buffers"; docs/lowering.md, "Not yet"). tle-dump keeps
-#: the verdict of such a kernel and says it was not translated (cli/dump.py _check_translation);
-#: every other refusal of the lowering ("lowering") rejects the kernel there.
+#: the verdict of such a kernel and says it was not translated (cli/translation_check.py
+#: check_translation); every other refusal of the lowering ("lowering") rejects the kernel there.
 NOT_YET = "lowering-not-yet"
 
 #: Set (cli/dump.py) to translate on past the free shared buffers a kernel declares, each read as
@@ -178,9 +178,9 @@ STUB_FREE_BUFFERS = ContextVar("STUB_FREE_BUFFERS", default=False)
 #: type that no signature gave: the kernel was translated without argument types, as -p
 #: emit-gluon translates a kernel of no DEFAULT_CONFIG signature). A launch translates the kernel
 #: with its own types, which may decide it, so tle-dump keeps the verdict of such a kernel and
-#: says it was not translated (cli/dump.py _check_translation); any other refusal of the untyped
-#: translation (`tl.debug_barrier(1)`, `x = N.foo`) refuses the kernel whatever its types, and
-#: rejects it there as a refusal of a typed translation does.
+#: says it was not translated (cli/translation_check.py check_translation); any other refusal of the
+#: untyped translation (`tl.debug_barrier(1)`, `x = N.foo`) refuses the kernel whatever its types,
+#: and rejects it there as a refusal of a typed translation does.
 UNTYPED = "lowering-untyped"
 
 #: Set (cli/dump.py) to an element type the translation takes, where no signature gives one, in
