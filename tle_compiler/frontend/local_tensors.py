@@ -671,7 +671,7 @@ class BuildRules:
 
 
 class WalkRules:
-    """The rule in the protocol walker (frontend/protocol.py's Walker), on the kernel IR: names a
+    """The rule in the protocol walker (frontend/walker.py's Walker), on the kernel IR: names a
     partition (or a helper it calls) binds to a compile-time number by an assignment that is
     not annotated (``tensor_consts``); the builder folds those bound once, so these are mostly
     the names bound more than once, which the lowered Gluon keeps as tensors too."""

@@ -3,7 +3,7 @@
 A `while` holds no pipe event, so the verifier never runs it; its verdict says every partition
 (and the kernel body) runs to its end, which holds only if every `while` ends. A loop whose body
 assigns nothing its condition reads never ends once the condition holds (check `endless-loop`,
-protocol.py Walker.refuse_endless). A body that assigns what the condition reads need not end
+walk_loops.py Walker.refuse_endless). A body that assigns what the condition reads need not end
 either (`c = c + 0`, `i += 2` against `i != N`, `i -= 1` against `i < N`, `i = i * 2` from 0), so
 a loop whose condition may hold is accepted only where it has a *counter* (adversarial round 27,
 tests/test_adversarial_verdicts_27.py):

@@ -25,7 +25,7 @@ it (what is verified is what is lowered).
 * Operands the lowering takes as tensors only or as scalars only (:func:`operand_kind_refusal`):
   the pointer of ``tle.gpu.prefetch_l2`` is a tensor, the operands of a conditional expression
   (``x if c else y``) are scalars. The lowering knows every operand's kind; the protocol view
-  refuses an operand whose kind it knows (frontend/protocol.py ``block_dims``: a literal, a
+  refuses an operand whose kind it knows (frontend/triton_rules.py ``block_dims``: a literal, a
   kernel argument or an integer it tracks is a scalar, a ``tl.arange`` and what is computed from
   it a tensor) at its line, in the same words.
 """

@@ -1,6 +1,6 @@
 """Which values Triton 3.6 holds as Python numbers (constexprs) rather than tensors, their Python
 values, and the kernels refused for a number no tensor can hold. A mixin of
-frontend/protocol.py's Walker, which supplies the walk's state (``env``, ``number_names``, ``k``)
+frontend/walker.py's Walker, which supplies the walk's state (``env``, ``number_names``, ``k``)
 and its reporting (``err``, ``src``).
 
 Triton computes arithmetic on constexprs in Python, with integers of any size, and makes a tensor

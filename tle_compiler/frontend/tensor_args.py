@@ -150,6 +150,6 @@ def body_assigns(prologue) -> dict[str, list[K.Expr]]:
 
 def source_text(e: K.Expr) -> str:
     """``e`` as the source spells it (for the error)."""
-    from .protocol import src  # the protocol view imports the builder's module lazily too
+    from .protocol_terms import src
 
     return src(e)

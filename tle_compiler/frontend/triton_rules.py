@@ -1,6 +1,6 @@
 """What the protocol walker knows of a value's shape and element type, and the rules of Triton
 3.6 it checks with that knowledge: a kernel Triton (or the lowering) refuses is refused where it
-is read, at its line, rather than verified. A mixin of frontend/protocol.py's Walker, which
+is read, at its line, rather than verified. A mixin of frontend/walker.py's Walker, which
 supplies the walk's state (``env``, ``bound_dims``, ``bound_kinds``, ``types_bound``,
 ``tensor_consts``, ``loaded_field``, ``loaded_slot_shape``, ``tile_dtype``, ``operand_type``)
 and its reporting (``err``, ``src``, ``static_int``, ``k``).

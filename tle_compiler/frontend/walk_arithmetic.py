@@ -20,7 +20,7 @@ from .values import Aff, Const, Data, I64, KernelArg, Poison, Sym, Value
 
 
 class ArithmeticWalk:
-    """The arithmetic part of :class:`~.protocol.Walker`: its methods, kept here by idea."""
+    """The arithmetic part of :class:`~.walker.Walker`: its methods, kept here by idea."""
 
     def _e_UnaryOp(self, e: K.UnaryOp) -> Value:
         kind = self.operand_type(e.operand) if e.op in ("-", "~") else None

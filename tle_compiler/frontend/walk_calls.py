@@ -32,7 +32,7 @@ from .where_extrema import where_extremum
 
 
 class CallWalk:
-    """The calls part of :class:`~.protocol.Walker`: its methods, kept here by idea."""
+    """The calls part of :class:`~.walker.Walker`: its methods, kept here by idea."""
 
     # -- operations -----------------------------------------------------------------------------
     def _e_Op(self, e: K.Op) -> Value:

@@ -19,7 +19,7 @@ from .values import (Aff, BufferRef, Const, Data, HANDLES, KernelArg, Poison, Sl
 
 
 class ConditionWalk:
-    """The conditions part of :class:`~.protocol.Walker`: its methods, kept here by idea."""
+    """The conditions part of :class:`~.walker.Walker`: its methods, kept here by idea."""
 
     # -- truth values as Triton 3.6 computes them ------------------------------------------------
     #: what truth_kind says of an expression: a runtime integer, a runtime i1, a runtime tensor of

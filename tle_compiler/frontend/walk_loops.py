@@ -22,7 +22,7 @@ from .values import Aff, Const, Data, I64, Poison, SlotV, TupleV, Value, WaitV
 
 
 class LoopWalk:
-    """The loops part of :class:`~.protocol.Walker`: its methods, kept here by idea."""
+    """The loops part of :class:`~.walker.Walker`: its methods, kept here by idea."""
 
     def lose(self, v: Value, name: str, reason: str) -> Value:
         if isinstance(v, Data):

@@ -277,7 +277,7 @@ def undefined_divisions(derived: tuple["Derived", ...], domains: Mapping[str, Bo
     the least)), the operands verify_protocol's ``_division_defined`` reads to drop it where
     --param fixes the divisor where it is defined. A definition of constexprs (Python's
     division, at compile time) is left out: Triton refuses it there, no launch runs it.
-    (frontend/protocol.py ``runtime_division`` is the same obligation on a Python kernel.)"""
+    (frontend/walk_loops.py ``runtime_division`` is the same obligation on a Python kernel.)"""
     env: dict[str, Bounds] = dict(domains)
     out: list[tuple[Derived, Definition, str, tuple]] = []
 
