@@ -1160,11 +1160,22 @@ class FnTranslator:
                     raise self.err("tl.sum's dtype must be a tl dtype (or None)", node)
             if x.kind == "tensor" and (axis_node is None or isinstance(axis_node, K.Const)
                                        and axis_node.value is None):
-                # no axis (or axis=None): Triton reduces every element to one value. These
-                # reductions are associative and commutative, so that is the reduction along
-                # axis 0, once per dimension (the frontend verifies such a kernel, and so
-                # compiles it)
+                # no axis (or axis=None): Triton reduces every element to one value, as the
+                # reduction along axis 0 of the tensor reshaped to one dimension
+                # (semantic.reduction: reshape(x, [numel], can_reorder=True)). A float sum
+                # depends on the order of its additions: reduced once per dimension, each
+                # thread's partial sums met the other warps' along axis 0 before the lanes'
+                # (another grouping, other roundings). Gluon has no reordering reshape; its
+                # reshape of a distributed tensor moves no data (the layout it infers keeps
+                # every element in its thread and register), which is what Triton's reordering
+                # reshape does, so the reduction that follows combines the same values in
+                # Triton's order: the thread's registers, then the lanes, then the warps
                 rank = len(x.shape or ())
+                if rank > 1:
+                    n = 1
+                    for d in x.shape:
+                        n *= d
+                    x = replace(x, text=f"gl.reshape({x.text}, [{n}])", var=None, shape=(n,))
                 while x.kind == "tensor":
                     x = self._reduce(name, x, 0, node, sum_dtype)
                 # keep_dims: Triton expands the value back to rank dimensions of size 1
