@@ -19,6 +19,15 @@ from .library_names import missing_attribute
 from .python_numbers import tensor_holds
 
 
+def returns_on_every_path(st: ast.stmt) -> bool:
+    """Whether the statement ``st`` is an `if` each of whose branches ends in a `return` (or in
+    such an `if`): after it a helper's body has no statement that runs."""
+    def ends(stmts: list) -> bool:
+        return bool(stmts) and (isinstance(stmts[-1], ast.Return) or returns_on_every_path(
+            stmts[-1]))
+    return isinstance(st, ast.If) and ends(st.body) and ends(st.orelse)
+
+
 class CallBuild:
     """The calls of :class:`~.build.Builder`: its methods, kept here by idea."""
 
@@ -626,17 +635,37 @@ class CallBuild:
                 shape = self.tuple_shape(e, None)
                 if shape is not None:
                     self.tuple_shapes[frame.kir(p)] = shape
-            body = list(fdef.body)
             ret: tuple[K.Expr, Optional[Static]] = (K.Const(None, self.loc(node)), None)
-            for i, st in enumerate(body):
-                if isinstance(st, ast.Return):
-                    if i != len(body) - 1:
-                        raise self.err(f"early `return` in '{fdef.name}': a helper returns at its "
-                                       f"end", st, check="unsupported-control-flow")
-                    if st.value is not None:
-                        ret = self.expr(st.value)
-                    continue
-                self.stmt(st)
+            body = list(fdef.body)
+            while body:
+                for i, st in enumerate(body):
+                    if isinstance(st, ast.Return):
+                        if i != len(body) - 1:
+                            raise self.err(f"early `return` in '{fdef.name}': a helper returns "
+                                           f"at its end", st, check="unsupported-control-flow")
+                        if st.value is not None:
+                            ret = self.expr(st.value)
+                        body = []
+                        break
+                    if i == len(body) - 1 and returns_on_every_path(st):
+                        # a last `if` whose every branch ends in a `return` (`if C: return a`
+                        # / `else: return b`): Triton 3.6 visits the branch its compile-time
+                        # condition takes, whose `return` ends the helper, and nothing after
+                        # it; the helper's body goes on as that branch
+                        taken = self.if_condition(st)[0]
+                        if taken is None:
+                            raise self.err(f"`return` in both branches of an `if` in "
+                                           f"'{fdef.name}' whose condition is not decided when "
+                                           f"the kernel is read: the lowering inlines a helper "
+                                           f"that returns at its end, or in the branch a "
+                                           f"compile-time condition takes; bind the value in "
+                                           f"each branch and return it after the `if`", st,
+                                           check="unsupported-control-flow")
+                        body = list(taken)
+                        break
+                    self.stmt(st)
+                else:
+                    body = []
         finally:
             self.frames.pop()
         e, st = ret

@@ -473,6 +473,18 @@ class StatementBuild:
         self.assign(s.target, e, None, s)
 
     def s_If(self, s: ast.If) -> None:
+        taken, cond, cond_st, folded, tensor = self.if_condition(s)
+        if taken is not None:
+            # decided now: only the branch that runs exists (Triton does the same with constexprs)
+            for st in taken:
+                self.stmt(st)
+            return
+        self.runtime_if(s, cond, cond_st, folded, tensor)
+
+    def if_condition(self, s: ast.If) -> tuple:
+        """The condition of the `if` ``s`` built, and checked as Triton 3.6 checks it: (the
+        statements of the branch that runs where the condition is decided when the kernel is
+        compiled, else None; the condition; its Static; its fold; whether it is a tensor)."""
         cond, cond_st = self.expr(s.test)
         folded = condition_fold(cond, cond_st)
         if cond_st is not None and cond_st.kind in ("mod", "usermod", "func"):
@@ -491,10 +503,12 @@ class StatementBuild:
         tensor = (isinstance(folded, (bool, int)) or not self.in_partition) \
             and self.tensor_condition(s.test, cond)
         if isinstance(folded, (bool, int, float)) and not isinstance(folded, str) and not tensor:
-            # decided now: only the branch that runs exists (Triton does the same with constexprs)
-            for st in (s.body if folded else s.orelse):
-                self.stmt(st)
-            return
+            return (s.body if folded else s.orelse), cond, cond_st, folded, tensor
+        return None, cond, cond_st, folded, tensor
+
+    def runtime_if(self, s: ast.If, cond: K.Expr, cond_st, folded: object, tensor: bool) -> None:
+        """The `if` ``s`` whose condition (built as ``cond``) is not decided when the kernel is
+        compiled: both branches built, the names they bind merged."""
         f = self.frame
         carried = self.carry_tuples(s.body + s.orelse, s, "if")
         self.rebound(s.body + s.orelse, s)

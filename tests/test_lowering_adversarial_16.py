@@ -1,0 +1,245 @@
+"""What is verified is what is lowered, lowering adversarial round 16 (round 56 overall): numeric
+corners, reductions, helpers and control flow in partitions, the Gluon read against plain Triton
+3.6 for the same partition code.
+
+Tried (round 13's harness: each a statement ``S`` in the reader of round 5's template, ``t`` the
+[32, 64] tile loaded from the slot; the lowered Gluon compiled for sm_90a on the CPU and the same
+``S`` in a plain Triton 3.6 kernel compiled alike, the operations of each TTGIR compared once
+those of a store of ``t`` are taken away): casts to and from fp8 (``float8e4nv``, ``float8e5``,
+``float8e4b15``, with ``fp_downcast_rounding``), ``bitcast`` of equal and unequal widths, int8 /
+uint8 / fp16 / bf16 / fp64 / int64 / uint64 / int1 round trips; ``//`` / ``%`` / ``>>`` / ``<<``
+of int8 / int32 / uint32 tiles by negative numbers, runtime scalars and tiles of other widths and
+signedness; comparisons of uint32 with -1 and of int32 with 2.5; booleans in arithmetic (``-``,
+``~``, ``+``, ``*``, ``//``, ``>>``, reductions); ``tl.where`` with scalar, number, broadcast and
+lower-rank operands; ``tl.maximum`` / ``tl.minimum`` of int8 with numbers and runtime scalars,
+with NaN; reductions with ``keep_dims``, ``axis=None``, ``dtype=``, of bool / int8 / uint8 /
+fp16 / bf16 tiles; ``tl.fma``, ``tl.umulhi``, ``tl.cdiv``, ``tl.math`` functions (``erf``,
+``exp``, ``log2``, ``floor``, ``ceil``, ``div_rn``, ``sqrt_rn``, ``rsqrt``, ``exp2``, ``abs``);
+``tl.full`` / ``tl.zeros`` / ``tl.zeros_like`` of every dtype with numbers out of range, floats
+for integers, runtime scalars; ``tl.expand_dims`` / ``tl.broadcast_to``; stores of fp32 into
+int8 / uint8 / fp8 / i1 / bf16 pointers, loads with ``other`` out of the pointee's range,
+``volatile`` with cache hints; pointer offsets of int64 / uint32 / int16 / int8 tiles;
+``tl.static_print`` / ``tl.static_assert`` / ``tl.debug_barrier``; helpers with default and
+constexpr arguments (numbers past int8 / int32 by default and by argument), tuples returned and
+carried through loops, ``while`` loops, ``tl.static_range`` with negative steps, runtime steps,
+conditional expressions of numbers of mixed types on a runtime condition; early ``return`` in
+helpers under compile-time and runtime conditions, with pipe events in the returning branch.
+All computed as Triton does, or refused as Triton refuses them, except the two below.
+
+Wrong and fixed:
+* test_a_whole_reduction_reduces_the_reshaped_tensor_as_triton_does: ``tl.sum(t)`` (``axis=
+  None``, ``keep_dims=True``, ``tl.max`` / ``tl.min`` / ``tl.xor_sum`` / ``tl.reduce_or``, a
+  ``dtype=``) of a [32, 64] tile: Triton 3.6 reshapes the tile to [2048] (``can_reorder=True``,
+  a reshape that moves no data) and reduces that once, so each thread's partial meets the
+  lanes' and then the warps' partials; the lowering reduced along axis 0 once per dimension
+  (``gl.sum(gl.sum(t, 0), 0)``), on the ground that the reductions are associative, which a
+  float sum is not: the warps along axis 0 met before the lanes, other roundings of the same
+  additions. Now ``gl.sum(gl.reshape(t, [2048]), 0)``: Gluon has no reordering reshape, and the
+  layout it infers for a plain one keeps every element in its thread and register, which is
+  what Triton's reordering reshape does (lowering/translate.py, the reduction without an axis).
+  A wgmma accumulator reduced so compiles (its layout reshaped to a linear one).
+* test_a_helper_returning_in_the_branch_a_compile_time_if_takes_computes_as_triton_does:
+  ``def h(x, m: tl.constexpr): if m > 2: return x * 2.0 / else: return x + 1`` (nested such
+  ``if``s, a number returned in one branch, a pipe event in the returning branch): Triton 3.6
+  visits the branch a compile-time condition takes, whose ``return`` ends the helper; tle-dump
+  refused it ("`return` is allowed only as a helper's last statement"). A helper's last
+  statement may now be an ``if`` whose every branch ends in a ``return``: on a condition
+  decided when the kernel is read, the helper goes on as the branch taken, which the protocol
+  view and the lowering both read (frontend/build_calls.py ``returns_on_every_path`` and the
+  helper body's walk; frontend/build_statements.py ``if_condition``, the condition checks of
+  ``s_If`` shared). On a condition not decided there it is refused at the line, as Triton
+  refuses one decided at run time (its IR does not verify).
+
+Held: the rest of the probes above, computed as Triton does (the same operations, types and
+attributes) or refused as Triton refuses them. A ``return`` under a compile-time ``if`` that not
+every branch ends in a return (``if m > 2: return a`` then ``return b``) stays refused: Triton
+3.6 builds the statements after such an ``if`` into a dead block, still checking them (a
+``tl.static_assert``, the returned types), which the reading does not do.
+
+Left open (refused at the line, as before): ``tl.maximum`` / ``tl.minimum`` with
+``propagate_nan=tl.PropagateNan.ALL`` (Gluon exports no PropagateNan to spell it), ``tl.clamp``,
+``tl.cumsum`` / ``tl.associative_scan`` / ``tl.sort`` / ``tl.split`` / ``tl.join`` /
+``tl.histogram`` / ``tl.reduce`` / ``tl.argmax`` / ``tl.broadcast`` / ``tl.inline_asm_
+elementwise`` / ``tl.make_block_ptr`` / ``tl.make_tensor_descriptor`` / ``tl.pointer_type`` /
+``tl.extra.cuda.libdevice`` functions, a conditional expression of tensors on a runtime
+condition, a ``while`` loop whose end the verifier cannot show, a helper's ``return`` in both
+branches of an ``if`` on a shape test (decided by the lowering, not when the kernel is read).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tle_compiler.diagnostics import TleVerificationWarning  # noqa: E402
+
+from tests.test_lowering_adversarial_5 import _compiled, _dump, _write  # noqa: E402
+from tests.test_lowering_adversarial_13 import (S, _ops, _plain, _plain_refuses,  # noqa: E402
+                                                _refused_at_line, _same_as_triton, _tle,
+                                                _tle_text)
+
+pytestmark = pytest.mark.filterwarnings(f"ignore::{TleVerificationWarning.__module__}."
+                                        f"{TleVerificationWarning.__name__}")
+
+
+# ------------------------------------------------------------------ a reduction without an axis
+
+def _reorder_free(ops):
+    """The operations with ``allow_reorder`` taken off the reshapes: Gluon's reshape has none,
+    and moves no data as Triton's reordering one does."""
+    out = type(ops)()
+    for (name, rest), n in ops.items():
+        out[(name, rest.replace(" allow_reorder", ""))] += n
+    return out
+
+
+@pytest.mark.parametrize("dt, body", [
+    ("float32", S % "tl.sum(t) + t"),
+    ("float32", S % "tl.sum(t, axis=None, keep_dims=True) + t"),
+    ("float32", f"tl.store(y_ptr + p, tl.max(t))"),
+    ("int32", S % "tl.max(t, axis=None) + t"),
+    ("int32", S % "tl.xor_sum(t) + t"),
+    ("float32", f"tl.store(y_ptr + p, tl.reduce_or(t > 0, None))"),
+    ("float32", f"tl.store(y_ptr + p, tl.sum(tl.sum(t, 1, keep_dims=True)))"),
+], ids=["sum", "sum-keep-dims", "max-scalar", "int-max", "xor-sum", "reduce-or", "of-kept-dims"])
+def test_a_whole_reduction_reduces_the_reshaped_tensor_as_triton_does(tmp_path, dt, body):
+    """Triton reduces the tile reshaped to one dimension, once: the lowering reduced it once per
+    dimension (``gl.sum(gl.sum(t, 0), 0)``), for a float sum other roundings. Now the same
+    reshape and one reduction, the reshape's result reduced where it stands."""
+    base = S % "t"
+    tle_ir, plain_ir = _tle(tmp_path, body, dt), _plain(tmp_path, body, dt)
+    tle = _reorder_free(_ops(tle_ir) - _ops(_tle(tmp_path, base, dt)))
+    ref = _reorder_free(_ops(plain_ir) - _ops(_plain(tmp_path, base, dt)))
+    assert tle == ref, (tle - ref, ref - tle)
+    assert sum(n for (name, _), n in tle.items() if name == "tt.reshape") == 1, tle
+    # (the reductions, "tt.reduce"(...), are no operation _ops reads: counted here)
+    assert tle_ir.count('"tt.reduce"(') == plain_ir.count('"tt.reduce"(') >= 1
+    reshaped = re.search(r"(%\w+) = tt\.reshape ", tle_ir).group(1)
+    assert re.search(rf'"tt\.reduce"\({reshaped}\)', tle_ir), tle_ir
+
+
+@pytest.mark.parametrize("dt, body", [
+    ("float16", f"tl.store(y_ptr + p, tl.sum(t, dtype=tl.float32))"),
+    ("bfloat16", f"tl.store(y_ptr + p, tl.min(t))"),
+])
+def test_a_whole_reduction_converting_its_elements_reshapes_them(tmp_path, dt, body):
+    """A conversion before the reduction (``dtype=``, bf16 widened for tl.min) stands before
+    Triton's reshape and after the lowering's: elementwise, the same values; one reshape of the
+    whole tile and one reduction in each."""
+    tle_ir, plain_ir = _tle(tmp_path, body, dt), _plain(tmp_path, body, dt)
+    tle, ref = _ops(tle_ir), _ops(plain_ir)
+    for ops, ir in ((tle, tle_ir), (ref, plain_ir)):
+        assert sum(n for (name, _), n in ops.items() if name == "tt.reshape") == 1, ops
+        assert ir.count('"tt.reduce"(') == 1, ir
+    shapes = {re.sub(r"x\w+>", ">", rest.split("->")[1]) for ops in (tle, ref)
+              for (name, rest) in ops if name == "tt.reshape"}
+    assert shapes == {" tensor<2048>"}, shapes
+
+
+def test_a_whole_reduction_of_a_wgmma_accumulator_compiles(tmp_path):
+    """``tl.sum(acc)`` of a wgmma accumulator: the reshape of its layout (a linear one Gluon
+    infers) compiles for sm_90a."""
+    from tests.test_lowering_adversarial_15 import PIPELINED
+
+    text = PIPELINED.replace("    tl.store(y_ptr + offs, acc)\n",
+                             "    tl.store(y_ptr + offs, acc)\n"
+                             "    tl.store(y_ptr, tl.sum(acc) + tl.max(m))\n")
+    rc, out = _dump(_write(tmp_path, text), "-q", "--gluon")
+    assert rc == 0 and "gl.sum(gl.reshape(acc, [4096]), 0)" in out, out
+    ttgir = _compiled(tmp_path, text).asm["ttgir"]
+    assert re.search(r"tt\.reshape %\S+ : tensor<64x64xf32, #mma> -> tensor<4096xf32", ttgir)
+
+
+# ------------------------------------------------------------------ a helper's early return
+
+H = """
+def h(x, m: tl.constexpr):
+    if m > 2:
+        return x * 2.0
+    else:
+        return x + 1
+"""
+
+NESTED = """
+def h(x, m: tl.constexpr):
+    y = x * 3.0
+    if m > 2:
+        y = y + 1
+        if m > 4:
+            return y * 2.0
+        else:
+            return y - x
+    else:
+        return x.to(tl.int32)
+"""
+
+NUMBER = """
+def h(x, m: tl.constexpr):
+    if m:
+        return 100
+    else:
+        return x
+"""
+
+
+@pytest.mark.parametrize("dt, body, helpers", [
+    ("float32", S % "h(t, 3)", H),
+    ("float32", S % "h(t, 1)", H),
+    ("float32", S % "h(t, 2.5 + 1)", H),
+    ("float32", S % "h(t, 1) + h(t, 5) + h(t, 3)", NESTED),
+    ("int8", S % "t + h(t, 1)", NUMBER),
+    ("int8", S % "h(t, 0) * 3", NUMBER),
+], ids=["taken", "else", "float-condition", "nested", "number-returned", "tile-returned"])
+def test_a_helper_returning_in_the_branch_a_compile_time_if_takes_computes_as_triton_does(
+        tmp_path, dt, body, helpers):
+    """Triton visits the branch taken, whose ``return`` ends the helper (a returned number made
+    an i32 tensor: ``t + h(t, 1)`` of an int8 tile adds in i32): refused before, now the same
+    operations."""
+    _same_as_triton(tmp_path, body, dt, helpers=helpers)
+
+
+def test_the_returning_branch_is_what_the_protocol_view_reads(tmp_path):
+    """A release in the branch a compile-time condition takes is verified and lowered; in the
+    branch not taken, it is not read: the reader never releases, which the verifier says."""
+    rel = ("\ndef rel(r, p, x, C: tl.constexpr):\n    if C:\n        r.release(p)\n"
+           "        return x * 2.0\n    else:\n        return x\n")
+    outs = {}
+    for c in (1, 0):
+        text = _tle_text(S % f"rel(r, p, t, {c})", "float32", helpers=rel)
+        text = text.replace("        r.release(p)\n\n\nDEFAULT", "\n\nDEFAULT")
+        (tmp_path / str(c)).mkdir()
+        outs[c] = _dump(_write(tmp_path / str(c), text), "-q", "--gluon")
+    rc, out = outs[1]
+    assert rc == 0 and "mbarrier.arrive(kv_empty0" in out and "(t * 2.0)" in out, out
+    rc, out = outs[0]
+    assert rc == 1 and "[missing-release]" in out, out
+
+
+RUNTIME = """
+def h(x, m):
+    if m > 2:
+        return x * 2.0
+    else:
+        return x + 1
+"""
+
+
+def test_a_return_in_both_branches_of_a_runtime_if_is_refused_at_its_line(tmp_path):
+    """On a condition decided at run time the lowering has no helper to return from; Triton's
+    IR for it does not verify either."""
+    body = S % "h(t, M)"
+    _refused_at_line(tmp_path, body, "float32", "`return` in both branches of an `if` in 'h' "
+                     "whose condition is not decided when the kernel is read",
+                     helpers=RUNTIME, where="if m > 2:")
+    _plain_refuses(tmp_path, body, "float32", "PassManager::run failed", helpers=RUNTIME)
+
+
+def test_a_return_after_a_compile_time_if_stays_refused(tmp_path):
+    """Held: ``if m > 2: return a`` then ``return b``, whose last statement Triton still builds
+    (into a dead block, checked): refused as before."""
+    helpers = "\ndef h(x, m: tl.constexpr):\n    if m > 2:\n        return x * 2.0\n" \
+              "    return x + 1\n"
+    _refused_at_line(tmp_path, S % "h(t, 3)", "float32",
+                     "`return` is allowed only as a helper's last statement", helpers=helpers,
+                     where="return x * 2.0")
