@@ -23,8 +23,9 @@ int8 / uint8 / fp8 / i1 / bf16 pointers, loads with ``other`` out of the pointee
 constexpr arguments (numbers past int8 / int32 by default and by argument), tuples returned and
 carried through loops, ``while`` loops, ``tl.static_range`` with negative steps, runtime steps,
 conditional expressions of numbers of mixed types on a runtime condition; early ``return`` in
-helpers under compile-time and runtime conditions, with pipe events in the returning branch.
-All computed as Triton does, or refused as Triton refuses them, except the two below.
+helpers under compile-time and runtime conditions, with pipe events in the returning branch;
+``is`` / ``is not`` tests; nested tuple and list assignment targets. All computed as Triton
+does, or refused as Triton refuses them, except the four below.
 
 Wrong and fixed:
 * test_a_whole_reduction_reduces_the_reshaped_tensor_as_triton_does: ``tl.sum(t)`` (``axis=
@@ -49,6 +50,25 @@ Wrong and fixed:
   helper body's walk; frontend/build_statements.py ``if_condition``, the condition checks of
   ``s_If`` shared). On a condition not decided there it is refused at the line, as Triton
   refuses one decided at run time (its IR does not verify).
+* test_a_target_triton_cannot_assign_is_refused_at_its_line: ``a, (b, c) = t, (t * 2.0, 3)``
+  (``(a, b), c = ...``; in a helper's branch a compile-time condition does not take) and ``[a,
+  b] = ...`` / ``a, [b, c] = ...``: Triton 3.6 cannot compile them (its dependency finder,
+  which reads every jit function's whole source for the cache key, makes a tuple target a list
+  of names and a set of it, and a tuple item is an unhashable list: "unhashable type: 'list'";
+  its code generator's assignTarget asserts on a list target); tle-dump read them item by item,
+  verified and lowered them. Refused at the target's line wherever it stands in the kernel, a
+  partition or a helper (frontend/build_calls.py ``refused_target``, ``no_refused_target``;
+  build.py ``kernel``). Pins changed: tests/test_adversarial_verdicts_7.py held both targets
+  verified.
+* test_a_test_against_none_is_decided_as_triton_decides_it: ``def h(x, s=None): if s is not
+  None: x = x * s`` (``if s is None: return ... else: return ...``, ``M is None``,
+  ``tl.float32 is not None``, ``t if M is not None else ...``): Triton's visit_Compare gives
+  the constexpr ``x is None`` of the unwrapped value, so the `if` builds the branch taken only;
+  tle-dump refused every ``is`` ("`Is` is not an arithmetic comparison"). Now the constant
+  Triton computes where the reading knows whether the value is None (a constant, a parameter
+  bound to one, a computed or loaded value, a dtype, a handle); refused at the line where it
+  does not (a local name the reading holds no value of, a constexpr given none) and for ``is``
+  between two values other than None (frontend/build_expressions.py ``none_test``).
 
 Held: the rest of the probes above, computed as Triton does (the same operations, types and
 attributes) or refused as Triton refuses them. A ``return`` under a compile-time ``if`` that not
@@ -61,9 +81,12 @@ Left open (refused at the line, as before): ``tl.maximum`` / ``tl.minimum`` with
 ``tl.cumsum`` / ``tl.associative_scan`` / ``tl.sort`` / ``tl.split`` / ``tl.join`` /
 ``tl.histogram`` / ``tl.reduce`` / ``tl.argmax`` / ``tl.broadcast`` / ``tl.inline_asm_
 elementwise`` / ``tl.make_block_ptr`` / ``tl.make_tensor_descriptor`` / ``tl.pointer_type`` /
-``tl.extra.cuda.libdevice`` functions, a conditional expression of tensors on a runtime
-condition, a ``while`` loop whose end the verifier cannot show, a helper's ``return`` in both
-branches of an ``if`` on a shape test (decided by the lowering, not when the kernel is read).
+``tl.extra.cuda.libdevice`` functions, tuple concatenation and slicing (``(1, 2) + (3,)``,
+``tup[1:]``), ``x is None`` of a local name or of a helper's parameter given a local tensor
+(``offs``), a conditional expression of tensors on a runtime condition, a ``while`` loop whose
+end the verifier cannot show, a helper's ``return`` in both branches of an ``if`` on a shape
+test (decided by the lowering, not when the kernel is read) or on a kernel constexpr (the
+reading specialised to constexpr values does not fold such an ``if``).
 """
 
 from __future__ import annotations
@@ -243,3 +266,85 @@ def test_a_return_after_a_compile_time_if_stays_refused(tmp_path):
     _refused_at_line(tmp_path, S % "h(t, 3)", "float32",
                      "`return` is allowed only as a helper's last statement", helpers=helpers,
                      where="return x * 2.0")
+
+
+# ------------------------------------------------------------------ `x is None`
+
+SCALE = """
+def h(x, s=None):
+    if s is not None:
+        x = x * s
+    return x
+"""
+
+EITHER = """
+def h(x, s=None):
+    if s is None:
+        return x + 1
+    else:
+        return x * s
+"""
+
+
+@pytest.mark.parametrize("body, helpers", [
+    (S % "h(t) * 3.0", SCALE),
+    (S % "h(t, 3.0)", SCALE),
+    (S % "h(t, M)", SCALE),
+    (S % "h(t, t)", SCALE),
+    (S % "h(t)", EITHER),
+    (S % "h(t, 3.0)", EITHER),
+    (S % "t * (M is None) + (tl.float32 is not None)", ""),
+    (S % "(t if M is not None else t + 1.0) * 2.0", ""),
+], ids=["default-none", "number", "runtime-scalar", "tile", "both-returns-none",
+        "both-returns-number", "scalar-and-dtype", "conditional-expression"])
+def test_a_test_against_none_is_decided_as_triton_decides_it(tmp_path, body, helpers):
+    """``s is None`` / ``s is not None`` (Triton's visit_Compare: a constexpr of the values'
+    identity) was refused ("`Is` is not an arithmetic comparison"): the common form of an
+    optional helper argument. Now the constant Triton computes; an `if` on it builds the
+    branch taken only (``x * s`` of a None ``s`` is never built)."""
+    _same_as_triton(tmp_path, body, "float32", helpers=helpers)
+
+
+@pytest.mark.parametrize("body, words", [
+    (S % "t * (t is t)", "only a test against None"),
+    ("u = None\nif u is None:\n    u = t * 2.0\n" + S % "u",
+     "is not known when the kernel is read"),
+], ids=["identity", "local-name"])
+def test_a_test_against_none_the_reading_cannot_decide_is_refused_at_its_line(tmp_path, body,
+                                                                             words):
+    _refused_at_line(tmp_path, body, "float32", words,
+                     where=body.splitlines()[0] if "u = None" not in body else "if u is None:")
+
+
+# ------------------------------------------------------------------ targets Triton cannot assign
+
+@pytest.mark.parametrize("body, helpers, words, theirs", [
+    ("a, (b, c) = t, (t * 2.0, 3)\n" + S % "a + b * c", "",
+     "a tuple target holding a tuple", "unhashable type: 'list'"),
+    ("(a, b), c = (t, t * 2.0), 3\n" + S % "a + b * c", "",
+     "a tuple target holding a tuple", "unhashable type: 'list'"),
+    ("a, [b, c] = t, (t * 2.0, 3)\n" + S % "a + b * c", "", "a list target", "AssertionError"),
+    ("[a, b] = t, t * 2.0\n" + S % "a + b", "", "a list target", "AssertionError"),
+    (S % "h(t, 0)", "\ndef h(x, C: tl.constexpr):\n    if C:\n        a, (b, c) = x, (x, 3)\n"
+     "        x = a + b * c\n    return x\n", "a tuple target holding a tuple",
+     "unhashable type: 'list'"),
+], ids=["nested-tuple", "nested-first", "list-in-tuple", "list", "in-a-branch-not-taken"])
+def test_a_target_triton_cannot_assign_is_refused_at_its_line(tmp_path, body, helpers, words,
+                                                             theirs):
+    """A tuple target holding a tuple (Triton's dependency finder, which reads every jit
+    function's whole source, fails: "unhashable type: 'list'"), a list target (its code
+    generator asserts): tle-dump read them item by item, verified and lowered them; in a
+    helper's branch a compile-time condition does not take too, as Triton reads the whole
+    source. Refused at the target's line (frontend/build_calls.py ``refused_target``)."""
+    where = next(x.strip() for x in (helpers + "\n" + body).splitlines()
+                 if " = " in x and ("(" in x.split(" = ")[0] or "[" in x.split(" = ")[0]))
+    _refused_at_line(tmp_path, body, "float32", f"Triton 3.6 refuses {words}", helpers=helpers,
+                     where=where)
+    with pytest.raises(Exception) as info:
+        _plain(tmp_path, body, "float32", helpers=helpers)
+    from tests.test_lowering_adversarial_13 import _texts
+    assert theirs in _texts(info.value) or theirs in repr(info.value), _texts(info.value)
+
+
+def test_a_flat_tuple_target_still_lowers(tmp_path):
+    _same_as_triton(tmp_path, "a, b = t, t * 2.0\n" + S % "a + b", "float32")

@@ -19,6 +19,39 @@ from .library_names import missing_attribute
 from .python_numbers import tensor_holds
 
 
+def refused_target(fdef: ast.FunctionDef) -> Optional[tuple[ast.AST, str]]:
+    """The first assignment or `for` target of ``fdef`` that Triton 3.6 cannot compile, with
+    why, or None. Its code generator (assignTarget) assigns a name, a subscript or a tuple of
+    them, and asserts on anything else: a list target (`[a, b] = ...`, `a, [b, c] = ...`) or
+    a starred one fails ("AssertionError"). And it reads the source of every jit function with
+    its dependency finder (runtime/jit.py, for the cache key), which makes a tuple target a list
+    of its items' names and a set of that list: a tuple item is a list there, unhashable (`a,
+    (b, c) = ...`: "unhashable type: 'list'")."""
+    def bad(t: ast.AST, top: bool) -> Optional[tuple[ast.AST, str]]:
+        if isinstance(t, (ast.List, ast.Starred)):
+            kind = "a list" if isinstance(t, ast.List) else "a starred"
+            return t, (f"{kind} target, which its code generator does not assign (it assigns "
+                       f"names and tuples of them: \"AssertionError\")")
+        if isinstance(t, ast.Tuple):
+            if not top:
+                return t, ("a tuple target holding a tuple (its dependency finder, which reads "
+                           "every jit function's source, fails: \"unhashable type: 'list'\")")
+            for x in t.elts:
+                found = bad(x, False)
+                if found is not None:
+                    return found
+        return None
+
+    for n in ast.walk(fdef):
+        targets = (n.targets if isinstance(n, ast.Assign) else [n.target]
+                   if isinstance(n, (ast.For, ast.AnnAssign)) else [])
+        for t in targets:
+            found = bad(t, True)
+            if found is not None:
+                return found
+    return None
+
+
 def returns_on_every_path(st: ast.stmt) -> bool:
     """Whether the statement ``st`` is an `if` each of whose branches ends in a `return` (or in
     such an `if`): after it a helper's body has no statement that runs."""
@@ -475,6 +508,19 @@ class CallBuild:
                                f"the frontend reads the def's body, but Python binds "
                                f"'{fdef.name}' to what the decorator returns; drop it (or use "
                                f"@triton.jit)", node, check="bad-call")
+        self.no_refused_target(module, fdef)
+
+    def no_refused_target(self, module: Module, fdef: ast.FunctionDef) -> None:
+        """Refuse a def (the kernel's, a partition's, a helper's) with an assignment or `for`
+        target Triton 3.6 cannot compile (:func:`refused_target`), anywhere in its body (Triton
+        reads the whole source): the frontend read such a target item by item and the kernel
+        was verified and lowered."""
+        found = refused_target(fdef)
+        if found is not None:
+            t, why = found
+            raise TleError(f"`{ast.unparse(t)}` in '{fdef.name}': Triton 3.6 refuses {why}; "
+                           f"unpack into names, a tuple in a statement of its own",
+                           loc_of(module.path, t), check="unsupported-statement")
 
     def inline(self, fn: tuple, node: ast.Call) -> tuple[K.Expr, Optional[Static]]:
         module, fdef = fn
