@@ -24,8 +24,9 @@ constexpr arguments (numbers past int8 / int32 by default and by argument), tupl
 carried through loops, ``while`` loops, ``tl.static_range`` with negative steps, runtime steps,
 conditional expressions of numbers of mixed types on a runtime condition; early ``return`` in
 helpers under compile-time and runtime conditions, with pipe events in the returning branch;
-``is`` / ``is not`` tests; nested tuple and list assignment targets. All computed as Triton
-does, or refused as Triton refuses them, except the four below.
+``is`` / ``is not`` tests; nested tuple and list assignment targets; conditional expressions
+on dtype tests, shape tests with floats and tuple compares (round 15's open forms). All computed as Triton
+does, or refused as Triton refuses them, except the five below.
 
 Wrong and fixed:
 * test_a_whole_reduction_reduces_the_reshaped_tensor_as_triton_does: ``tl.sum(t)`` (``axis=
@@ -69,6 +70,17 @@ Wrong and fixed:
   bound to one, a computed or loaded value, a dtype, a handle); refused at the line where it
   does not (a local name the reading holds no value of, a constexpr given none) and for ``is``
   between two values other than None (frontend/build_expressions.py ``none_test``).
+
+* test_a_conditional_expression_on_a_dtype_float_or_tuple_test_computes_as_triton_does
+  (round 15's open forms): ``t * 2.0 if t.dtype == tl.float32 else t``, ``... t.shape[0] / 3
+  > 10.5 ...``, ``... t.shape == (32, 64) ...`` are compile-time tests in Triton 3.6 (a dtype,
+  Python's arithmetic of constexprs, ``tuple.__eq__`` comparing the item lists), whose
+  visit_IfExp builds the chosen operand only; tle-dump refused them ("lowered for scalar
+  operands"), and the tuple compare in an ``if`` statement too ("operator == on a tuple").
+  Now a shape test may hold float literals, compare a dtype with a dtype and a shape with a
+  tuple of numbers (frontend/partition_rules.py ``shape_test``, read by the protocol view and
+  the lowering), and the lowering compares tuples of compile-time numbers as Triton does
+  (lowering/translate.py ``binop``, ``const_items``).
 
 Held: the rest of the probes above, computed as Triton does (the same operations, types and
 attributes) or refused as Triton refuses them. A ``return`` under a compile-time ``if`` that not
@@ -348,3 +360,46 @@ def test_a_target_triton_cannot_assign_is_refused_at_its_line(tmp_path, body, he
 
 def test_a_flat_tuple_target_still_lowers(tmp_path):
     _same_as_triton(tmp_path, "a, b = t, t * 2.0\n" + S % "a + b", "float32")
+
+
+# ------------------------------------------------------------------ shape and dtype tests
+
+@pytest.mark.parametrize("dt, body", [
+    ("float32", S % "t * 2.0 if t.dtype == tl.float32 else t"),
+    ("float32", S % "t * 2.0 if t.dtype != tl.float32 else t - 1.0"),
+    ("int8", S % "t * 2 if t.dtype == tl.float32 else t - 1"),
+    ("float32", S % "t * 2.0 if t.dtype == tl.float32 and t.shape[1] == 64 else t - 1.0"),
+    ("float32", S % "t * 2.0 if t.shape[0] / 3 > 10.5 else t"),
+    ("float32", S % "t * 2.0 if t.shape[0] * 0.1 == 3.2 else t - 1.0"),
+    ("float32", S % "t * 2.0 if t.shape == (32, 64) else t - 1.0"),
+    ("float32", S % "t * 2.0 if (32, 64.0) != t.shape else t - 1.0"),
+    ("float32", S % "t * 2.0 if t.shape == (32,) else t - 1.0"),
+    ("float32", "if t.shape == (32, 64):\n    t = t * 2.0\n" + S % "t"),
+    ("float32", "if t.shape != tl.sum(t, 0).shape:\n    t = t * 2.0\n" + S % "t"),
+    ("float32", S % "t + (t.shape == (32, 64))"),
+], ids=["dtype", "dtype-ne", "int-dtype", "dtype-and-dim", "float", "float-inexact",
+        "tuple", "tuple-ne-float", "tuple-length", "if-tuple", "if-reduction-shape",
+        "tuple-as-number"])
+def test_a_conditional_expression_on_a_dtype_float_or_tuple_test_computes_as_triton_does(
+        tmp_path, dt, body):
+    """Round 15's open forms: a dtype test, a shape test with a float, a shape compared with a
+    tuple, compile-time values in Triton 3.6 (``tuple.__eq__`` compares the item lists), whose
+    visit_IfExp builds the chosen operand only. Refused before ("lowered for scalar operands";
+    a tuple compare in an ``if`` statement "operator == on a tuple" at the lowering); now the
+    chosen operand (frontend/partition_rules.py ``shape_test``; lowering/translate.py
+    ``binop``, ``const_items``)."""
+    rc, out = _dump(_write(tmp_path, _tle_text(body, dt)), "-q", "--gluon")
+    assert rc == 0, out
+    consume = out[out.index("def consume"):out.index("@gluon.jit\ndef k")]
+    assert " if " not in consume or body.startswith("if"), consume
+    _same_as_triton(tmp_path, body, dt)
+
+
+@pytest.mark.parametrize("body, words", [
+    (S % "t * 2.0 if t.dtype == M else t - 1.0", "lowered for scalar operands"),
+    (S % "t * 2.0 if t.shape == (32, M) else t - 1.0", "lowered for scalar operands"),
+    (S % "t * 2.0 if t.shape < (33, 64) else t - 1.0", "operator < on a tuple"),
+], ids=["dtype-and-runtime", "tuple-with-runtime", "tuple-order"])
+def test_a_test_of_more_than_dtypes_and_shapes_stays_refused(tmp_path, body, words):
+    _refused_at_line(tmp_path, body, "float32", words)
+    _plain_refuses(tmp_path, body, "float32", "")

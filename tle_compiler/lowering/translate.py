@@ -114,6 +114,23 @@ def has_scalar(v: V) -> bool:
     return v.kind == "scalar"
 
 
+def const_items(v: V) -> Optional[list]:
+    """The values of the tuple ``v``'s items, nested tuples as lists, when every item at any
+    depth is a compile-time number (or bool); else None."""
+    out = []
+    for x in v.value:
+        if x.kind == "tuple":
+            items = const_items(x)
+            if items is None:
+                return None
+            out.append(items)
+        elif x.kind == "const" and type(x.value) in (bool, int, float):
+            out.append(x.value)
+        else:
+            return None
+    return out
+
+
 def bound_items(v: V) -> V:
     """The tuple ``v`` with each number item (at any depth) marked :attr:`V.bound`."""
     if v.kind == "tuple":
@@ -758,6 +775,14 @@ class FnTranslator:
             same = a.value == b.value
             val = same if op == "==" else not same
             return V("const", literal(val), value=val)
+        if a.kind == "tuple" and b.kind == "tuple" and op in ("==", "!="):
+            # tuples of compile-time values (`t.shape == (32, 64)`): Triton 3.6's tuple.__eq__
+            # compares the lists of their items (constexprs compare by value), a constant
+            va, vb = const_items(a), const_items(b)
+            if va is not None and vb is not None:
+                same = va == vb
+                val = same if op == "==" else not same
+                return V("const", literal(val), value=val)
         for x in (a, b):
             if x.kind not in ("const", "scalar", "tensor"):
                 raise self.err(f"operator {op} on a {x.kind}", node)
