@@ -25,8 +25,10 @@ carried through loops, ``while`` loops, ``tl.static_range`` with negative steps,
 conditional expressions of numbers of mixed types on a runtime condition; early ``return`` in
 helpers under compile-time and runtime conditions, with pipe events in the returning branch;
 ``is`` / ``is not`` tests; nested tuple and list assignment targets; conditional expressions
-on dtype tests, shape tests with floats and tuple compares (round 15's open forms). All computed as Triton
-does, or refused as Triton refuses them, except the five below.
+on dtype tests, shape tests with floats and tuple compares (round 15's open forms);
+``propagate_nan`` values by keyword, by position, through constexpr locals and helpers; string
+constexpr locals. All computed as Triton
+does, or refused as Triton refuses them, except the eight below.
 
 Wrong and fixed:
 * test_a_whole_reduction_reduces_the_reshaped_tensor_as_triton_does: ``tl.sum(t)`` (``axis=
@@ -82,14 +84,31 @@ Wrong and fixed:
   the lowering), and the lowering compares tuples of compile-time numbers as Triton does
   (lowering/translate.py ``binop``, ``const_items``).
 
+* test_propagate_nan_all_computes_as_triton_does: ``tl.maximum(t, 0.5, propagate_nan=
+  tl.PropagateNan.ALL)`` (``tl.minimum``, by position, of fp16 / bf16 / int32 tiles and
+  scalars) was refused (a false refusal left open since adversarial round 62): gl.maximum is
+  tl.maximum's builtin and takes the same value, which the lowered module spells through
+  ``import triton.language as _tle_tl`` (Gluon exports no PropagateNan, and a gluon.jit function
+  may not read a global bound to the pybind enum class) (language/call_args.py ``READ``,
+  ``check_propagate_nan``; lowering/translate.py ``min_max``; lowering/emit.py).
+* test_a_propagate_nan_value_passed_to_a_helper_is_refused_at_its_line: ``h(t,
+  tl.PropagateNan.NONE)`` compiled, where Triton 3.6 cannot pass the enum value to a jit
+  function ("object has no attribute 'type'"): refused at the call (frontend/build_calls.py
+  ``inline``); ``tl.constexpr(tl.PropagateNan.ALL)`` and a name annotated ``tl.constexpr``
+  are passed, as in Triton.
+* test_a_string_constexpr_local_compiles_as_triton_compiles_it: ``cm: tl.constexpr = '.cg'``
+  (then ``cache_modifier=cm``; ``'abc'`` unused; ``nan: tl.constexpr = tl.PropagateNan.ALL``)
+  was verified and printed as ``cm = '.cg'``, which Gluon makes a tensor of: the compile of
+  the printed module failed. The literal is now used where the name is read
+  (lowering/translate.py ``assign``).
+
 Held: the rest of the probes above, computed as Triton does (the same operations, types and
 attributes) or refused as Triton refuses them. A ``return`` under a compile-time ``if`` that not
 every branch ends in a return (``if m > 2: return a`` then ``return b``) stays refused: Triton
 3.6 builds the statements after such an ``if`` into a dead block, still checking them (a
 ``tl.static_assert``, the returned types), which the reading does not do.
 
-Left open (refused at the line, as before): ``tl.maximum`` / ``tl.minimum`` with
-``propagate_nan=tl.PropagateNan.ALL`` (Gluon exports no PropagateNan to spell it), ``tl.clamp``,
+Left open (refused at the line, as before): ``tl.clamp`` (its advice now names the ALL form),
 ``tl.cumsum`` / ``tl.associative_scan`` / ``tl.sort`` / ``tl.split`` / ``tl.join`` /
 ``tl.histogram`` / ``tl.reduce`` / ``tl.argmax`` / ``tl.broadcast`` / ``tl.inline_asm_
 elementwise`` / ``tl.make_block_ptr`` / ``tl.make_tensor_descriptor`` / ``tl.pointer_type`` /
@@ -403,3 +422,74 @@ def test_a_conditional_expression_on_a_dtype_float_or_tuple_test_computes_as_tri
 def test_a_test_of_more_than_dtypes_and_shapes_stays_refused(tmp_path, body, words):
     _refused_at_line(tmp_path, body, "float32", words)
     _plain_refuses(tmp_path, body, "float32", "")
+
+
+# ------------------------------------------------------------------ propagate_nan, string constexprs
+
+@pytest.mark.parametrize("dt, body, helpers", [
+    ("float32", S % "tl.maximum(t, 0.5, propagate_nan=tl.PropagateNan.ALL)", ""),
+    ("float32", S % "tl.minimum(t, t * 2.0, tl.PropagateNan.ALL)", ""),
+    ("float16", S % "tl.maximum(t, 0.5, propagate_nan=tl.PropagateNan.ALL)", ""),
+    ("bfloat16", S % "tl.minimum(t, t * 3.0, propagate_nan=tl.PropagateNan.ALL)", ""),
+    ("int32", S % "tl.maximum(t, 3, propagate_nan=tl.PropagateNan.ALL)", ""),
+    ("float32", S % "t + tl.maximum(M * 1.0, 2.0, propagate_nan=tl.PropagateNan.ALL)", ""),
+    ("float32", "nan: tl.constexpr = tl.PropagateNan.ALL\n"
+     + S % "tl.maximum(t, 0.5, propagate_nan=nan)", ""),
+    ("float32", S % "h(t, tl.constexpr(tl.PropagateNan.ALL))",
+     "\ndef h(x, nan: tl.constexpr):\n    return tl.maximum(x, 0.5, propagate_nan=nan)\n"),
+], ids=["max", "min-positional", "fp16", "bf16", "int", "scalars", "constexpr-local",
+        "constexpr-argument"])
+def test_propagate_nan_all_computes_as_triton_does(tmp_path, dt, body, helpers):
+    """``tl.maximum(x, y, propagate_nan=tl.PropagateNan.ALL)`` (NaN wins: arith.maximumf where
+    NONE is maxnumf) was refused ("not supported by the lowering"); gl.maximum is the same
+    builtin, given the value the module imports (language/call_args.py ``READ``,
+    ``check_propagate_nan``; lowering/translate.py ``min_max``, emit.py)."""
+    rc, out = _dump(_write(tmp_path, _tle_text(body, dt, helpers=helpers)), "-q", "--gluon")
+    assert rc == 0 and "propagate_nan=_tle_tl.PropagateNan.ALL" in out, out
+    assert "\nimport triton.language as _tle_tl\n" in out, out
+    _same_as_triton(tmp_path, body, dt, helpers=helpers)
+
+
+def test_propagate_nan_none_leaves_the_module_as_it_was(tmp_path):
+    body = S % "tl.maximum(t, 0.5, propagate_nan=tl.PropagateNan.NONE)"
+    rc, out = _dump(_write(tmp_path, _tle_text(body, "float32")), "-q", "--gluon")
+    assert rc == 0 and "gl.maximum(t, 0.5)" in out and "_tle_tl" not in out, out
+
+
+@pytest.mark.parametrize("body, words", [
+    (S % "tl.maximum(t, 0.5, propagate_nan=None)",
+     "takes tl.PropagateNan.NONE (its default) or tl.PropagateNan.ALL here"),
+    (S % "tl.maximum(t, 0.5, propagate_nan=1)",
+     "takes tl.PropagateNan.NONE (its default) or tl.PropagateNan.ALL here"),
+], ids=["None", "number"])
+def test_a_propagate_nan_triton_refuses_is_refused_at_its_line(tmp_path, body, words):
+    _refused_at_line(tmp_path, body, "float32", words)
+    _plain_refuses(tmp_path, body, "float32", "propagate_nan")
+
+
+@pytest.mark.parametrize("value", ["tl.PropagateNan.NONE", "tl.PropagateNan.ALL"])
+def test_a_propagate_nan_value_passed_to_a_helper_is_refused_at_its_line(tmp_path, value):
+    """``h(t, tl.PropagateNan.NONE)``: Triton 3.6 specialises a jit function on its arguments'
+    types and the enum value has none ("object has no attribute 'type'"); tle-dump read it as
+    the constant and lowered the helper (NONE before this round too). Refused at the call
+    (frontend/build_calls.py ``inline``); a constexpr of it is passed (above)."""
+    helpers = "\ndef h(x, nan: tl.constexpr):\n    return tl.maximum(x, 0.5, propagate_nan=nan)\n"
+    body = S % f"h(t, {value})"
+    _refused_at_line(tmp_path, body, "float32", "cannot pass a tl.PropagateNan value to a jit "
+                     "function", helpers=helpers, where=body)
+    _plain_refuses(tmp_path, body, "float32", "has no attribute 'type'", helpers=helpers)
+
+
+@pytest.mark.parametrize("body", [
+    "cm: tl.constexpr = '.cg'\n" + S % "tl.load(y_ptr + p * 2048 + offs, cache_modifier=cm) + t",
+    "cm: tl.constexpr = 'abc'\n" + S % "t * 2.0",
+    "cm: tl.constexpr = 'abc'\ntl.static_assert(cm == 'abc')\n" + S % "t * 2.0",
+], ids=["cache-modifier", "unused", "static-assert"])
+def test_a_string_constexpr_local_compiles_as_triton_compiles_it(tmp_path, body):
+    """``cm: tl.constexpr = '.cg'`` (Triton keeps the annotated name a constexpr): tle-dump
+    verified it and printed ``cm = '.cg'``, which Gluon makes a tensor of, and the compile
+    failed ("could not convert"). The literal is used where the name is read, nothing is
+    emitted for the name (lowering/translate.py ``assign``)."""
+    rc, out = _dump(_write(tmp_path, _tle_text(body, "float32")), "-q", "--gluon")
+    assert rc == 0 and "cm = " not in out, out
+    _same_as_triton(tmp_path, body, "float32")

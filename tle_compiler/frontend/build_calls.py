@@ -9,6 +9,7 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.big_ints import PythonRaises, number_text
+from ..language.call_args import PROPAGATE_NAN
 from ..language.unlowered import TENSOR_MEMBERS, TENSOR_ONLY_MEMBERS, UNLOWERED_CALLS
 from .build_support import (Frame, HOST_FUNCTIONS, Module, Static, VERBS, has_effect, host_value,
                             literal_items, loc_of, stores_of, tensor_items_of, tensor_statics)
@@ -531,10 +532,21 @@ class CallBuild:
                            check="recursion")
         args, kw_items = self.call_arguments(node, self.expr)
         kwargs = dict(kw_items)
-        for a_node, (_, st) in zip(list(node.args) + [k.value for k in node.keywords],
-                                   args + list(kwargs.values())):
+        for a_node, (a_e, st) in zip(list(node.args) + [k.value for k in node.keywords],
+                                     args + list(kwargs.values())):
             if st is not None and st.kind == "method":
                 raise self.verb_as_value(a_node)
+            if st is None and isinstance(a_e, K.Const) and a_e.value in PROPAGATE_NAN \
+                    and isinstance(a_node, ast.Attribute):
+                # `h(x, tl.PropagateNan.ALL)`: Triton 3.6 specialises a jit function on each
+                # argument's type, which the enum value has none of (a constexpr of it, a
+                # name annotated tl.constexpr or `tl.constexpr(...)`, has one); read as the
+                # constant, the helper was lowered (lowering adversarial round 16)
+                raise self.err(f"`{ast.unparse(a_node)}` passed to '{fdef.name}': Triton 3.6 "
+                               f"cannot pass a tl.PropagateNan value to a jit function "
+                               f"(\"object has no attribute 'type'\"); write it where "
+                               f"'{fdef.name}' calls tl.maximum / tl.minimum", a_node,
+                               check="bad-call")
             if st is not None and st.kind == "mod":
                 # a library function, class or module (`tl.store`, `range`, `tl`): Triton 3.6
                 # specialises a jit function on each argument's type and fails on it ("'function'

@@ -41,6 +41,7 @@ from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from ..ir import promotion
 from . import call_args, kir_paths, more_ops, pipes, row_reduce
+from ..language.call_args import PROPAGATE_NAN
 from .rounding import rounding_refusal
 from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
@@ -112,6 +113,13 @@ def has_scalar(v: V) -> bool:
     if v.kind == "tuple":
         return any(has_scalar(x) for x in v.value)
     return v.kind == "scalar"
+
+
+#: How the lowered module spells tl.PropagateNan.ALL: Gluon exports no PropagateNan, and a
+#: gluon.jit function reads a module global (triton.language) but not a global bound to the
+#: class itself (a pybind enum of triton._C: "Cannot access global variable")
+PROPAGATE_NAN_IMPORT = "import triton.language as _tle_tl"
+PROPAGATE_NAN_ALL = "_tle_tl.PropagateNan.ALL"
 
 
 def const_items(v: V) -> Optional[list]:
@@ -280,6 +288,9 @@ class Ctx:
         #: (op, M, N) helpers they use (lowering/row_reduce.py)
         self.row_reduce_tree = False
         self.row_reduce_helpers: set[tuple] = set()
+        #: whether a gl.maximum / gl.minimum takes propagate_nan=ALL: the module then imports
+        #: triton.language as PROPAGATE_NAN_ALL spells it (emit.py)
+        self.uses_propagate_nan = False
         self.arg_types: dict = {}  # the compile's signature, when known (walks.prepare)
         self.free_buffers: dict = {}  # name -> the kernel's free buffer (K.Buffer; walks.prepare)
         #: the kernel's source names (names.source_names): a temporary or layout name equal to
@@ -971,14 +982,14 @@ class FnTranslator:
                 acc = self.min_max(op, acc, v)
         return acc
 
-    def min_max(self, fn: str, a: V, b: V) -> V:
+    def min_max(self, fn: str, a: V, b: V, nan: str = "") -> V:
         """``gl.maximum(a, b)`` / ``gl.minimum`` of operands one of which is a tensor, typed as
         Triton's tl.maximum computes it: each operand is made a tensor first (to_tensor: a Python
         int an int32, a float a float32, not the weak number of arithmetic) and a bf16 one
         promoted to float32, then the two promote as arithmetic. So ``tl.maximum(x, 2.0)`` of an
         fp16 tile is float32 and ``tl.maximum(x, 2)`` of an int8 one int32; typed as the tile, a
         slot store of it was not converted and Gluon refused the compile."""
-        res = self._elementwise([a, b], lambda x, y: f"{fn}({x}, {y})")
+        res = self._elementwise([a, b], lambda x, y: f"{fn}({x}, {y}{nan})")
 
         def strong(v: V) -> Optional[str]:
             t = self.tensor_type(v)
@@ -1152,9 +1163,18 @@ class FnTranslator:
                 f"`tl.{name}`", self.tensor_type(a), self.tensor_type(b), [], None)
             if refusal:
                 raise self.err(refusal, node)
+            nan = ""
+            if "propagate_nan" in kw and \
+                    call_args.literal_of(kw["propagate_nan"])[1] == PROPAGATE_NAN[1]:
+                # ALL (a NaN operand gives NaN): gl.maximum is tl.maximum, given the same
+                # tl.PropagateNan value, which the module imports (emit.py); NONE, the
+                # default, is left out (call_args.check_propagate_nan took nothing else)
+                self.ctx.uses_propagate_nan = True
+                nan = f", propagate_nan={PROPAGATE_NAN_ALL}"
             if a.kind != "tensor" and b.kind != "tensor":
-                return V("scalar", f"gl.{name}({a.text}, {b.text})", i64=wide(a) or wide(b))
-            return self.min_max(f"gl.{name}", a, b)
+                return V("scalar", f"gl.{name}({a.text}, {b.text}{nan})",
+                         i64=wide(a) or wide(b))
+            return self.min_max(f"gl.{name}", a, b, nan)
         if name in REDUCE:
             x = self.ex(args[0])
             axis_node = args[1] if len(args) > 1 else kw.get("axis")
@@ -2525,6 +2545,13 @@ class FnTranslator:
             return
         gen = self.prefix + name
         prev = self.env.get(name)
+        if v.kind == "const" and isinstance(v.value, str):
+            # a string constexpr (`cm: tl.constexpr = '.cg'`, a tl.PropagateNan value): the
+            # literal is used where the name is read. Emitted as `cm = '.cg'`, Gluon made a
+            # tensor of it and the compile failed ("could not convert"), where Triton keeps
+            # the annotated name a constexpr (lowering adversarial round 16)
+            self.env[name] = v
+            return
         if v.kind == "const" and prev is not None and prev.kind == "scalar" and prev.text == gen:
             # the name is a runtime variable here (one a loop carries: _carry_constants): a
             # constant bound to it is a store to that variable, which the next iteration reads
