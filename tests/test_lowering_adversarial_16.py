@@ -27,8 +27,8 @@ helpers under compile-time and runtime conditions, with pipe events in the retur
 ``is`` / ``is not`` tests; nested tuple and list assignment targets; conditional expressions
 on dtype tests, shape tests with floats and tuple compares (round 15's open forms);
 ``propagate_nan`` values by keyword, by position, through constexpr locals and helpers; string
-constexpr locals. All computed as Triton
-does, or refused as Triton refuses them, except the eight below.
+constexpr locals; dtypes, strings and None in assigned and returned tuples. All computed as Triton
+does, or refused as Triton refuses them, except the nine below.
 
 Wrong and fixed:
 * test_a_whole_reduction_reduces_the_reshaped_tensor_as_triton_does: ``tl.sum(t)`` (``axis=
@@ -101,6 +101,16 @@ Wrong and fixed:
   was verified and printed as ``cm = '.cg'``, which Gluon makes a tensor of: the compile of
   the printed module failed. The literal is now used where the name is read
   (lowering/translate.py ``assign``).
+
+* test_a_value_triton_cannot_bind_is_refused_at_its_line: ``d, c = tl.float16, 2.0`` (``T =
+  ((tl.float16,), 2.5)``, a helper's ``return tl.float16, 2.0``): Triton 3.6 rebuilds an
+  assigned or returned tuple typing each item, and a dtype has no type ("'dtype' object has
+  no attribute 'type'"); a helper's ``return tl.float16`` (visit_Return: AssertionError),
+  ``return '.cg'`` and ``return None`` / ``return x, None`` (a tensor of the constant: "cannot
+  convert"): tle-dump read them as constants and lowered them. Refused at the line
+  (frontend/build_statements.py ``no_dtype_in_tuple``; build_calls.py ``inline``); a tuple
+  with a dtype in an expression, an argument or a ``tl.constexpr`` annotation, and a bare
+  ``return``, are lowered as before.
 
 Held: the rest of the probes above, computed as Triton does (the same operations, types and
 attributes) or refused as Triton refuses them. A ``return`` under a compile-time ``if`` that not
@@ -493,3 +503,53 @@ def test_a_string_constexpr_local_compiles_as_triton_compiles_it(tmp_path, body)
     rc, out = _dump(_write(tmp_path, _tle_text(body, "float32")), "-q", "--gluon")
     assert rc == 0 and "cm = " not in out, out
     _same_as_triton(tmp_path, body, "float32")
+
+
+# ------------------------------------------------------------------ values Triton cannot bind
+
+@pytest.mark.parametrize("body, helpers, words, theirs", [
+    ("d, c = tl.float16, 2.0\n" + S % "t.to(d).to(tl.float32) * c", "",
+     "a plain assignment of a tuple holding a dtype", "'dtype' object has no attribute 'type'"),
+    ("T = ((tl.float16,), 2.5)\n" + S % "t * T[1]", "",
+     "a plain assignment of a tuple holding a dtype", "'dtype' object has no attribute 'type'"),
+    ("d, c = h()\n" + S % "t.to(d).to(tl.float32) * c",
+     "\ndef h():\n    return tl.float16, 2.0\n", "the return of a tuple holding a dtype",
+     "'dtype' object has no attribute 'type'"),
+    (S % "t.to(h()).to(tl.float32) * 2.0", "\ndef h():\n    return tl.float16\n",
+     "the return of a dtype", "AssertionError"),
+    (S % "tl.load(y_ptr + p * 2048 + offs, cache_modifier=h()) + t",
+     "\ndef h():\n    return '.cg'\n", "the return of a string", "cannot convert .cg"),
+    ("h()\n" + S % "t * 2.0", "\ndef h():\n    return None\n",
+     "makes a tensor of a returned None", "cannot convert None"),
+    ("a, b = h(t)\n" + S % "a * 2.0", "\ndef h(x):\n    return x, None\n",
+     "makes a tensor of a returned None", "cannot convert None"),
+], ids=["tuple-assigned", "nested-tuple-assigned", "tuple-returned", "dtype-returned",
+        "string-returned", "none-returned", "none-in-a-returned-tuple"])
+def test_a_value_triton_cannot_bind_is_refused_at_its_line(tmp_path, body, helpers, words,
+                                                          theirs):
+    """A tuple holding a dtype bound by a plain assignment or returned (Triton 3.6 rebuilds it
+    typing each item: a dtype has no type), a dtype or a string returned (visit_Return returns
+    values only), an explicit ``return None`` (a tensor of None): tle-dump read them as
+    constants and lowered them (frontend/build_statements.py ``no_dtype_in_tuple``,
+    build_calls.py ``inline``). A tuple with a dtype in an expression, a helper's argument or
+    a ``tl.constexpr`` annotation, a bare ``return``, stay lowered (below)."""
+    first = next(x.strip() for x in (helpers + "\n" + body).splitlines()
+                 if x.strip().startswith("return") or " = (" in x or (", " in x and " = " in x
+                                                                     and "store" not in x))
+    _refused_at_line(tmp_path, body, "float32", words, helpers=helpers, where=first)
+    with pytest.raises(Exception) as info:
+        _plain(tmp_path, body, "float32", helpers=helpers)
+    from tests.test_lowering_adversarial_13 import _texts
+    assert theirs in _texts(info.value), _texts(info.value)
+
+
+@pytest.mark.parametrize("body, helpers", [
+    (S % "t.to((tl.float16, 2)[0]).to(tl.float32) * 2.0", ""),
+    ("T: tl.constexpr = (tl.float16, 2.5)\n" + S % "t.to(T[0]).to(tl.float32) * T[1]", ""),
+    (S % "h(t, (tl.float16, 2.0))",
+     "\ndef h(x, d):\n    return x.to(d[0]).to(tl.float32) * d[1]\n"),
+    ("h()\n" + S % "t * 2.0", "\ndef h():\n    return\n"),
+    (S % "t * h()[1]", "\ndef h():\n    return (1, 2.0)\n"),
+], ids=["in-an-expression", "constexpr-annotation", "argument", "bare-return", "numbers"])
+def test_the_values_triton_binds_still_lower(tmp_path, body, helpers):
+    _same_as_triton(tmp_path, body, "float32", helpers=helpers)

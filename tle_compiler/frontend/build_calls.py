@@ -701,8 +701,23 @@ class CallBuild:
                         if i != len(body) - 1:
                             raise self.err(f"early `return` in '{fdef.name}': a helper returns "
                                            f"at its end", st, check="unsupported-control-flow")
+                        items = [st.value] + list(getattr(st.value, "elts", []))
+                        if st.value is not None and any(
+                                isinstance(x, ast.Constant) and x.value is None for x in items):
+                            # `return None` (`return (x, None)`): visit_Return makes a tensor
+                            # of a returned constant and fails on None, where a bare `return`
+                            # returns nothing; read as no value, the helper was lowered
+                            raise self.err(f"`return {ast.unparse(st.value)}` in "
+                                           f"'{fdef.name}': Triton 3.6 makes a tensor of a "
+                                           f"returned None and refuses it (\"cannot convert "
+                                           f"None ... to tensor\"); write a bare `return`",
+                                           st, check="unsupported-expression")
                         if st.value is not None:
                             ret = self.expr(st.value)
+                            self.no_dtype_in_tuple(ret[0], st, f"`return "
+                                                   f"{ast.unparse(st.value)}` in "
+                                                   f"'{fdef.name}': the return",
+                                                   returned=True)
                         body = []
                         break
                     if i == len(body) - 1 and returns_on_every_path(st):
