@@ -27,8 +27,9 @@ helpers under compile-time and runtime conditions, with pipe events in the retur
 ``is`` / ``is not`` tests; nested tuple and list assignment targets; conditional expressions
 on dtype tests, shape tests with floats and tuple compares (round 15's open forms);
 ``propagate_nan`` values by keyword, by position, through constexpr locals and helpers; string
-constexpr locals; dtypes, strings and None in assigned and returned tuples. All computed as Triton
-does, or refused as Triton refuses them, except the nine below.
+constexpr locals; dtypes, strings and None in assigned and returned tuples; dtypes spelled as
+strings. All computed as Triton
+does, or refused as Triton refuses them, except the ten below.
 
 Wrong and fixed:
 * test_a_whole_reduction_reduces_the_reshaped_tensor_as_triton_does: ``tl.sum(t)`` (``axis=
@@ -111,6 +112,11 @@ Wrong and fixed:
   (frontend/build_statements.py ``no_dtype_in_tuple``; build_calls.py ``inline``); a tuple
   with a dtype in an expression, an argument or a ``tl.constexpr`` annotation, and a bare
   ``return``, are lowered as before.
+
+* test_a_dtype_given_as_a_string_is_refused_at_its_line: ``t.to('float16')``, ``tl.zeros(
+  shape, 'float16')``, ``tl.full(shape, v, None)``: Triton 3.6 refuses them; tle-dump verified
+  the kernel and printed the call as written, which Gluon then refused to compile, away from
+  the kernel's line. Refused at the line (lowering/translate.py).
 
 Held: the rest of the probes above, computed as Triton does (the same operations, types and
 attributes) or refused as Triton refuses them. A ``return`` under a compile-time ``if`` that not
@@ -553,3 +559,21 @@ def test_a_value_triton_cannot_bind_is_refused_at_its_line(tmp_path, body, helpe
 ], ids=["in-an-expression", "constexpr-annotation", "argument", "bare-return", "numbers"])
 def test_the_values_triton_binds_still_lower(tmp_path, body, helpers):
     _same_as_triton(tmp_path, body, "float32", helpers=helpers)
+
+
+# ------------------------------------------------------------------ a dtype spelled as a string
+
+@pytest.mark.parametrize("body, words", [
+    (S % "t.to('float16').to(tl.float32) * 2.0", "x.to's dtype must be a tl dtype"),
+    (S % "tl.zeros([32, 64], 'float16') + t", "tl.zeros's dtype must be a tl dtype"),
+    (S % "tl.full([32, 64], 2, 'int32') + t", "tl.full's dtype must be a tl dtype"),
+    (S % "tl.full([32, 64], 2, None) + t", "tl.full's dtype must be a tl dtype"),
+], ids=["to", "zeros", "full", "full-None"])
+def test_a_dtype_given_as_a_string_is_refused_at_its_line(tmp_path, body, words):
+    """``t.to('float16')`` (``tl.zeros(shape, 'float16')``, ``tl.full(shape, v, None)``):
+    Triton 3.6 refuses them; tle-dump verified the kernel and printed the call as written,
+    which Gluon refused to compile (an error without the kernel's line). Refused at the line
+    (lowering/translate.py, ``to`` and ``zeros`` / ``full``); a kernel's constexpr dtype
+    parameter, tried with numbers where no value is given, stays lowered (round 7)."""
+    _refused_at_line(tmp_path, body, "float32", words)
+    _plain_refuses(tmp_path, body, "float32", "")

@@ -927,6 +927,13 @@ class FnTranslator:
                 raise self.err("x.to needs a dtype", node)
             base = self.ex(node.args[0])
             dt = self.ex(node.args[1])
+            if dt.kind == "none" or dt.kind == "const" and isinstance(dt.value, str):
+                # (`t.to('float16')`, `t.to(None)`: Triton 3.6 refuses a dtype spelled so;
+                # printed as written, the module did not compile: lowering adversarial round
+                # 16. A kernel's constexpr parameter, which tle-dump may try numbers for when
+                # no value is given, is bound when compiled)
+                raise self.err(f"x.to's dtype must be a tl dtype (`tl.float16`), got "
+                               f"{dt.text}: Triton 3.6 refuses any other", node)
             extra = ""
             for key, e in node.kwargs:  # bitcast, fp_downcast_rounding (call_args.READ)
                 ok, value = call_args.literal_of(e)
@@ -1112,6 +1119,12 @@ class FnTranslator:
             else:
                 value = self.ex(args[1])
                 dt = self.ex(args[2] if len(args) > 2 else kw["dtype"])
+            if dt.kind == "none" or dt.kind == "const" and isinstance(dt.value, str):
+                # (`tl.zeros(shape, 'float16')`, None: refused by Triton 3.6; printed as
+                # written, the module did not compile: lowering adversarial round 16. A
+                # kernel's constexpr parameter is bound when compiled)
+                raise self.err(f"tl.{name}'s dtype must be a tl dtype (`tl.float16`), got "
+                               f"{dt.text}: Triton 3.6 refuses any other", node)
             if shape.kind == "const" and isinstance(shape.value, (tuple, list)):
                 # a module constant holding the shape
                 dims = tuple(shape.value)
