@@ -28,8 +28,8 @@ helpers under compile-time and runtime conditions, with pipe events in the retur
 on dtype tests, shape tests with floats and tuple compares (round 15's open forms);
 ``propagate_nan`` values by keyword, by position, through constexpr locals and helpers; string
 constexpr locals; dtypes, strings and None in assigned and returned tuples; dtypes spelled as
-strings. All computed as Triton
-does, or refused as Triton refuses them, except the ten below.
+strings; module-level globals; cache hints and masks of every kind. All computed as Triton does,
+or refused as Triton refuses them, except the ten below.
 
 Wrong and fixed:
 * test_a_whole_reduction_reduces_the_reshaped_tensor_as_triton_does: ``tl.sum(t)`` (``axis=
@@ -122,7 +122,14 @@ Held: the rest of the probes above, computed as Triton does (the same operations
 attributes) or refused as Triton refuses them. A ``return`` under a compile-time ``if`` that not
 every branch ends in a return (``if m > 2: return a`` then ``return b``) stays refused: Triton
 3.6 builds the statements after such an ``if`` into a dead block, still checking them (a
-``tl.static_assert``, the returned types), which the reading does not do.
+``tl.static_assert``, the returned types), which the reading does not do. A plain module-level
+number (``G = 3``) read in a partition stays read as a constexpr, which Triton 3.6 refuses
+without TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1 (a design decision of the language, round 11). The
+loop variable read after a ``for`` over a runtime range stays refused (Triton compiles it to
+``ub.poison``), as do ``volatile=1`` and ``c = -7; c // 2`` (C's and Python's division differ
+there), as documented. The whole reduction's fix rests on Gluon's plain reshape moving no
+data, as its inferred layout promises and the TTGIR shows (the reduce takes the reshape's
+result directly); it was not run on a GPU here.
 
 Left open (refused at the line, as before): ``tl.clamp`` (its advice now names the ALL form),
 ``tl.cumsum`` / ``tl.associative_scan`` / ``tl.sort`` / ``tl.split`` / ``tl.join`` /
@@ -167,11 +174,11 @@ def _reorder_free(ops):
 @pytest.mark.parametrize("dt, body", [
     ("float32", S % "tl.sum(t) + t"),
     ("float32", S % "tl.sum(t, axis=None, keep_dims=True) + t"),
-    ("float32", f"tl.store(y_ptr + p, tl.max(t))"),
+    ("float32", "tl.store(y_ptr + p, tl.max(t))"),
     ("int32", S % "tl.max(t, axis=None) + t"),
     ("int32", S % "tl.xor_sum(t) + t"),
-    ("float32", f"tl.store(y_ptr + p, tl.reduce_or(t > 0, None))"),
-    ("float32", f"tl.store(y_ptr + p, tl.sum(tl.sum(t, 1, keep_dims=True)))"),
+    ("float32", "tl.store(y_ptr + p, tl.reduce_or(t > 0, None))"),
+    ("float32", "tl.store(y_ptr + p, tl.sum(tl.sum(t, 1, keep_dims=True)))"),
 ], ids=["sum", "sum-keep-dims", "max-scalar", "int-max", "xor-sum", "reduce-or", "of-kept-dims"])
 def test_a_whole_reduction_reduces_the_reshaped_tensor_as_triton_does(tmp_path, dt, body):
     """Triton reduces the tile reshaped to one dimension, once: the lowering reduced it once per
@@ -190,8 +197,8 @@ def test_a_whole_reduction_reduces_the_reshaped_tensor_as_triton_does(tmp_path, 
 
 
 @pytest.mark.parametrize("dt, body", [
-    ("float16", f"tl.store(y_ptr + p, tl.sum(t, dtype=tl.float32))"),
-    ("bfloat16", f"tl.store(y_ptr + p, tl.min(t))"),
+    ("float16", "tl.store(y_ptr + p, tl.sum(t, dtype=tl.float32))"),
+    ("bfloat16", "tl.store(y_ptr + p, tl.min(t))"),
 ])
 def test_a_whole_reduction_converting_its_elements_reshapes_them(tmp_path, dt, body):
     """A conversion before the reduction (``dtype=``, bf16 widened for tl.min) stands before
@@ -440,7 +447,7 @@ def test_a_test_of_more_than_dtypes_and_shapes_stays_refused(tmp_path, body, wor
     _plain_refuses(tmp_path, body, "float32", "")
 
 
-# ------------------------------------------------------------------ propagate_nan, string constexprs
+# ------------------------------------------------------------ propagate_nan, string constexprs
 
 @pytest.mark.parametrize("dt, body, helpers", [
     ("float32", S % "tl.maximum(t, 0.5, propagate_nan=tl.PropagateNan.ALL)", ""),
