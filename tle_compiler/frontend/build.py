@@ -191,6 +191,7 @@ class Builder(NameBuild, StatementBuild, LoopBuild, ExpressionBuild, CallBuild, 
                            loc_of(m.path, calls[0]), check="bad-warp-specialize")
         num_warps, options = jit_options(m.scope, dec, m.path, fdef)
         _check_kernel_signature(m.path, fdef)
+        self.no_refused_target(m, fdef)
         params = []
         frame = Frame(m, "", {}, "<kernel>", stores=stores_of(fdef.body))
         self.constexpr_params = set()

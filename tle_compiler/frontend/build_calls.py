@@ -9,6 +9,7 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from ..ir.big_ints import PythonRaises, number_text
+from ..language.call_args import PROPAGATE_NAN
 from ..language.unlowered import TENSOR_MEMBERS, TENSOR_ONLY_MEMBERS, UNLOWERED_CALLS
 from .build_support import (Frame, HOST_FUNCTIONS, Module, Static, VERBS, has_effect, host_value,
                             literal_items, loc_of, stores_of, tensor_items_of, tensor_statics)
@@ -17,6 +18,48 @@ from .helper_signatures import (default_as_code, import_time_call, keyword_only_
                                 omitted_default, positional_only)
 from .library_names import missing_attribute
 from .python_numbers import tensor_holds
+
+
+def refused_target(fdef: ast.FunctionDef) -> Optional[tuple[ast.AST, str]]:
+    """The first assignment or `for` target of ``fdef`` that Triton 3.6 cannot compile, with
+    why, or None. Its code generator (assignTarget) assigns a name, a subscript or a tuple of
+    them, and asserts on anything else: a list target (`[a, b] = ...`, `a, [b, c] = ...`) or
+    a starred one fails ("AssertionError"). And it reads the source of every jit function with
+    its dependency finder (runtime/jit.py, for the cache key), which makes a tuple target a list
+    of its items' names and a set of that list: a tuple item is a list there, unhashable (`a,
+    (b, c) = ...`: "unhashable type: 'list'")."""
+    def bad(t: ast.AST, top: bool) -> Optional[tuple[ast.AST, str]]:
+        if isinstance(t, (ast.List, ast.Starred)):
+            kind = "a list" if isinstance(t, ast.List) else "a starred"
+            return t, (f"{kind} target, which its code generator does not assign (it assigns "
+                       f"names and tuples of them: \"AssertionError\")")
+        if isinstance(t, ast.Tuple):
+            if not top:
+                return t, ("a tuple target holding a tuple (its dependency finder, which reads "
+                           "every jit function's source, fails: \"unhashable type: 'list'\")")
+            for x in t.elts:
+                found = bad(x, False)
+                if found is not None:
+                    return found
+        return None
+
+    for n in ast.walk(fdef):
+        targets = (n.targets if isinstance(n, ast.Assign) else [n.target]
+                   if isinstance(n, (ast.For, ast.AnnAssign)) else [])
+        for t in targets:
+            found = bad(t, True)
+            if found is not None:
+                return found
+    return None
+
+
+def returns_on_every_path(st: ast.stmt) -> bool:
+    """Whether the statement ``st`` is an `if` each of whose branches ends in a `return` (or in
+    such an `if`): after it a helper's body has no statement that runs."""
+    def ends(stmts: list) -> bool:
+        return bool(stmts) and (isinstance(stmts[-1], ast.Return) or returns_on_every_path(
+            stmts[-1]))
+    return isinstance(st, ast.If) and ends(st.body) and ends(st.orelse)
 
 
 class CallBuild:
@@ -466,6 +509,19 @@ class CallBuild:
                                f"the frontend reads the def's body, but Python binds "
                                f"'{fdef.name}' to what the decorator returns; drop it (or use "
                                f"@triton.jit)", node, check="bad-call")
+        self.no_refused_target(module, fdef)
+
+    def no_refused_target(self, module: Module, fdef: ast.FunctionDef) -> None:
+        """Refuse a def (the kernel's, a partition's, a helper's) with an assignment or `for`
+        target Triton 3.6 cannot compile (:func:`refused_target`), anywhere in its body (Triton
+        reads the whole source): the frontend read such a target item by item and the kernel
+        was verified and lowered."""
+        found = refused_target(fdef)
+        if found is not None:
+            t, why = found
+            raise TleError(f"`{ast.unparse(t)}` in '{fdef.name}': Triton 3.6 refuses {why}; "
+                           f"unpack into names, a tuple in a statement of its own",
+                           loc_of(module.path, t), check="unsupported-statement")
 
     def inline(self, fn: tuple, node: ast.Call) -> tuple[K.Expr, Optional[Static]]:
         module, fdef = fn
@@ -476,10 +532,21 @@ class CallBuild:
                            check="recursion")
         args, kw_items = self.call_arguments(node, self.expr)
         kwargs = dict(kw_items)
-        for a_node, (_, st) in zip(list(node.args) + [k.value for k in node.keywords],
-                                   args + list(kwargs.values())):
+        for a_node, (a_e, st) in zip(list(node.args) + [k.value for k in node.keywords],
+                                     args + list(kwargs.values())):
             if st is not None and st.kind == "method":
                 raise self.verb_as_value(a_node)
+            if st is None and isinstance(a_e, K.Const) and a_e.value in PROPAGATE_NAN \
+                    and isinstance(a_node, ast.Attribute):
+                # `h(x, tl.PropagateNan.ALL)`: Triton 3.6 specialises a jit function on each
+                # argument's type, which the enum value has none of (a constexpr of it, a
+                # name annotated tl.constexpr or `tl.constexpr(...)`, has one); read as the
+                # constant, the helper was lowered (lowering adversarial round 16)
+                raise self.err(f"`{ast.unparse(a_node)}` passed to '{fdef.name}': Triton 3.6 "
+                               f"cannot pass a tl.PropagateNan value to a jit function "
+                               f"(\"object has no attribute 'type'\"); write it where "
+                               f"'{fdef.name}' calls tl.maximum / tl.minimum", a_node,
+                               check="bad-call")
             if st is not None and st.kind == "mod":
                 # a library function, class or module (`tl.store`, `range`, `tl`): Triton 3.6
                 # specialises a jit function on each argument's type and fails on it ("'function'
@@ -626,17 +693,52 @@ class CallBuild:
                 shape = self.tuple_shape(e, None)
                 if shape is not None:
                     self.tuple_shapes[frame.kir(p)] = shape
-            body = list(fdef.body)
             ret: tuple[K.Expr, Optional[Static]] = (K.Const(None, self.loc(node)), None)
-            for i, st in enumerate(body):
-                if isinstance(st, ast.Return):
-                    if i != len(body) - 1:
-                        raise self.err(f"early `return` in '{fdef.name}': a helper returns at its "
-                                       f"end", st, check="unsupported-control-flow")
-                    if st.value is not None:
-                        ret = self.expr(st.value)
-                    continue
-                self.stmt(st)
+            body = list(fdef.body)
+            while body:
+                for i, st in enumerate(body):
+                    if isinstance(st, ast.Return):
+                        if i != len(body) - 1:
+                            raise self.err(f"early `return` in '{fdef.name}': a helper returns "
+                                           f"at its end", st, check="unsupported-control-flow")
+                        items = [st.value] + list(getattr(st.value, "elts", []))
+                        if st.value is not None and any(
+                                isinstance(x, ast.Constant) and x.value is None for x in items):
+                            # `return None` (`return (x, None)`): visit_Return makes a tensor
+                            # of a returned constant and fails on None, where a bare `return`
+                            # returns nothing; read as no value, the helper was lowered
+                            raise self.err(f"`return {ast.unparse(st.value)}` in "
+                                           f"'{fdef.name}': Triton 3.6 makes a tensor of a "
+                                           f"returned None and refuses it (\"cannot convert "
+                                           f"None ... to tensor\"); write a bare `return`",
+                                           st, check="unsupported-expression")
+                        if st.value is not None:
+                            ret = self.expr(st.value)
+                            self.no_dtype_in_tuple(ret[0], st, f"`return "
+                                                   f"{ast.unparse(st.value)}` in "
+                                                   f"'{fdef.name}': the return",
+                                                   returned=True)
+                        body = []
+                        break
+                    if i == len(body) - 1 and returns_on_every_path(st):
+                        # a last `if` whose every branch ends in a `return` (`if C: return a`
+                        # / `else: return b`): Triton 3.6 visits the branch its compile-time
+                        # condition takes, whose `return` ends the helper, and nothing after
+                        # it; the helper's body goes on as that branch
+                        taken = self.if_condition(st)[0]
+                        if taken is None:
+                            raise self.err(f"`return` in both branches of an `if` in "
+                                           f"'{fdef.name}' whose condition is not decided when "
+                                           f"the kernel is read: the lowering inlines a helper "
+                                           f"that returns at its end, or in the branch a "
+                                           f"compile-time condition takes; bind the value in "
+                                           f"each branch and return it after the `if`", st,
+                                           check="unsupported-control-flow")
+                        body = list(taken)
+                        break
+                    self.stmt(st)
+                else:
+                    body = []
         finally:
             self.frames.pop()
         e, st = ret

@@ -12,7 +12,7 @@ from ..ir import kernel as K
 from ..language.call_args import PROPAGATE_NAN
 from ..language.gpu import normalize_dtype
 from .build_support import (BINOPS, CMPOPS, Static, UNOPS, VERBS, compile_time_only,
-                            condition_fold, fold_body, has_effect, writes_memory)
+                            condition_fold, fold_body, has_effect, is_none, writes_memory)
 from .config_literal import entry_section
 from .folding import fold
 from .modules import shown
@@ -129,6 +129,8 @@ class ExpressionBuild:
             raise self.err(f"`{text}` is a chained comparison, which Triton 3.6 refuses in a "
                            f"kernel (\"simultaneous multiple comparison is not supported\"): "
                            f"write `{links}`", node, check="unsupported-expression")
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+            return self.none_test(node), None
         vals = [self.value(node.left)] + [self.value(c) for c in node.comparators]
         items = []
         for i, op in enumerate(node.ops):
@@ -142,6 +144,38 @@ class ExpressionBuild:
         if len(items) == 1:
             return items[0], None
         return K.BoolOp("and", tuple(items), self.loc(node)), None
+
+    def none_test(self, node: ast.Compare) -> K.Const:
+        """``x is None`` / ``x is not None``: Triton 3.6's visit_Compare gives the constexpr
+        ``x is None`` of the value unwrapped (a tensor, a number, a handle: not None), decided
+        when it compiles, so an `if` on it builds the branch taken only (``def h(x, s=None):
+        if s is not None: x = x * s``). Read as that constant where the reading knows whether
+        ``x`` is None; refused where it does not (a constexpr given no value), and for an
+        identity test of two other values (Python's identity of Triton's objects)."""
+        text = ast.unparse(node)
+        sides = [node.left, node.comparators[0]]
+        nones = [isinstance(x, ast.Constant) and x.value is None for x in sides]
+        if not any(nones):
+            raise self.err(f"`{text}`: `is` / `is not` compares Triton's objects by identity; "
+                           f"only a test against None (`x is None`, `x is not None`) is read",
+                           node, check="unsupported-expression")
+        e, st = self.expr(sides[1] if nones[0] else sides[0])
+        if st is not None and st.kind == "const" and isinstance(st.value, K.Expr):
+            e, st = st.value, None  # a parameter bound to a constant (None by its default)
+        if st is None and is_none(e):
+            none = True
+        elif st is not None or self.is_runtime(e) or fold(e) is not None or isinstance(
+                e, (K.Op, K.BinOp, K.UnaryOp, K.Compare, K.BoolOp, K.DType, K.Const,
+                    K.Global)):
+            # a compile-time object (a module, a handle, a dtype), a number, a value computed
+            # or loaded
+            none = False
+        else:
+            raise self.err(f"`{text}`: whether `{ast.unparse(sides[1] if nones[0] else sides[0])}`"
+                           f" is None is not known when the kernel is read (Triton 3.6 decides "
+                           f"it when it compiles); give it a value", node,
+                           check="unsupported-expression")
+        return K.Const(none == isinstance(node.ops[0], ast.Is), self.loc(node))
 
     def e_BoolOp(self, node: ast.BoolOp) -> tuple[K.Expr, Optional[Static]]:
         """``a and b`` / ``a or b``. Triton 3.6 evaluates the operands in order and stops at a

@@ -305,8 +305,40 @@ class StatementBuild:
                 self.frame.env[tgt.id] = Static("pipe", pipe)
                 return
         e, st = self.expr(s.value)
+        self.no_dtype_in_tuple(e, s, f"`{ast.unparse(s)}`: a plain assignment")
         e, st = self.fold_targets(tgt, e, st)
         self.assign(tgt, e, st, s)
+
+    def no_dtype_in_tuple(self, e: K.Expr, node: ast.AST, what: str,
+                          returned: bool = False) -> None:
+        """Refuse a tuple holding a dtype (at any depth, ``e`` as built) where Triton 3.6
+        rebuilds the tuple item by item (``what``: a plain assignment, visit_Assign's
+        _sanitize_value; a helper's return, visit_Return's decay), typing each item by its
+        ``.type``, which a dtype has none of ("'dtype' object has no attribute 'type'"). Read
+        as a tuple of constants, `d, c = tl.float16, 2.0` was verified and lowered. A tuple
+        written in an expression, a helper's argument or a `tl.constexpr` annotation keeps it.
+        ``returned``: a dtype or a string returned (alone or in a tuple) is refused too:
+        visit_Return hands a dtype on as no value ("AssertionError") and makes a tensor of a
+        string ("cannot convert")."""
+        def holds(x: K.Expr) -> bool:
+            return isinstance(x, K.TupleExpr) and any(
+                isinstance(y, K.DType) or returned and isinstance(y, K.Const)
+                and isinstance(y.value, str) or holds(y) for y in x.items)
+        if returned and (isinstance(e, K.DType)
+                         or isinstance(e, K.Const) and isinstance(e.value, str)):
+            why = ("it returns values only: \"AssertionError\"" if isinstance(e, K.DType)
+                   else "it makes a tensor of a returned constant: \"cannot convert ... to "
+                        "tensor\"")
+            kind = "a dtype" if isinstance(e, K.DType) else "a string"
+            raise self.err(f"{what} of {kind}, which Triton 3.6 refuses (visit_Return: {why}); "
+                           f"write it where the helper's caller uses it, or pass it in as a "
+                           f"`tl.constexpr` argument", node, check="unsupported-expression")
+        if holds(e):
+            raise self.err(f"{what} of a tuple holding a dtype{' or a string' if returned else ''}"
+                           f", which Triton 3.6 refuses (it types the tuple by its items, and "
+                           f"these have no type: \"object has no attribute 'type'\"); bind the "
+                           f"dtype to a name of its own, or annotate the tuple `tl.constexpr`",
+                           node, check="unsupported-expression")
 
     def fold_targets(self, tgt: ast.expr, e: K.Expr, st: Optional[Static]) \
             -> tuple[K.Expr, Optional[Static]]:
@@ -473,6 +505,18 @@ class StatementBuild:
         self.assign(s.target, e, None, s)
 
     def s_If(self, s: ast.If) -> None:
+        taken, cond, cond_st, folded, tensor = self.if_condition(s)
+        if taken is not None:
+            # decided now: only the branch that runs exists (Triton does the same with constexprs)
+            for st in taken:
+                self.stmt(st)
+            return
+        self.runtime_if(s, cond, cond_st, folded, tensor)
+
+    def if_condition(self, s: ast.If) -> tuple:
+        """The condition of the `if` ``s`` built, and checked as Triton 3.6 checks it: (the
+        statements of the branch that runs where the condition is decided when the kernel is
+        compiled, else None; the condition; its Static; its fold; whether it is a tensor)."""
         cond, cond_st = self.expr(s.test)
         folded = condition_fold(cond, cond_st)
         if cond_st is not None and cond_st.kind in ("mod", "usermod", "func"):
@@ -491,10 +535,12 @@ class StatementBuild:
         tensor = (isinstance(folded, (bool, int)) or not self.in_partition) \
             and self.tensor_condition(s.test, cond)
         if isinstance(folded, (bool, int, float)) and not isinstance(folded, str) and not tensor:
-            # decided now: only the branch that runs exists (Triton does the same with constexprs)
-            for st in (s.body if folded else s.orelse):
-                self.stmt(st)
-            return
+            return (s.body if folded else s.orelse), cond, cond_st, folded, tensor
+        return None, cond, cond_st, folded, tensor
+
+    def runtime_if(self, s: ast.If, cond: K.Expr, cond_st, folded: object, tensor: bool) -> None:
+        """The `if` ``s`` whose condition (built as ``cond``) is not decided when the kernel is
+        compiled: both branches built, the names they bind merged."""
         f = self.frame
         carried = self.carry_tuples(s.body + s.orelse, s, "if")
         self.rebound(s.body + s.orelse, s)

@@ -224,7 +224,8 @@ OPERAND_KINDS = {
 
 def shape_test(e: K.Expr) -> bool:
     """Whether a condition reads only register tensors' shapes and literal numbers
-    (``len(t.shape) == 2``, ``t.shape[0] == 32``, ``t.numel > 64 and ...``): a compile-time
+    (``len(t.shape) == 2``, ``t.shape[0] == 32``, ``t.numel > 64 and ...``), or compares their
+    dtypes with dtypes (``t.dtype == tl.float32``): a compile-time
     value in Triton 3.6 (a tensor's shape is a tuple of constexprs), which the reading leaves
     to the lowering, where the shapes are known. Triton's visit_IfExp then evaluates only the
     operand it chooses, so ``x if <shape test> else y`` takes tensor operands: the protocol
@@ -234,7 +235,15 @@ def shape_test(e: K.Expr) -> bool:
     rule for the protocol view (frontend/walk_calls.py) and the lowering (translate.py)."""
     def only(x: K.Expr) -> Optional[bool]:  # None: no shape read; False: anything else
         if isinstance(x, K.Const):
-            return None if type(x.value) in (bool, int) else False
+            # (a float too: `t.shape[0] / 3 > 10.5` is Python's arithmetic of constexprs, as
+            # an `if` statement on it is read; lowering adversarial round 16)
+            return None if type(x.value) in (bool, int, float) else False
+        if isinstance(x, K.Compare) and x.op in ("==", "!=") and any(
+                isinstance(y, K.SlotField) and y.field == "dtype" for y in (x.lhs, x.rhs)):
+            # `t.dtype == tl.float32`: a tensor's dtype is a compile-time value in Triton 3.6,
+            # compared with a dtype (round 16)
+            return True if all(isinstance(y, K.DType) or isinstance(y, K.SlotField)
+                               and y.field == "dtype" for y in (x.lhs, x.rhs)) else False
         if isinstance(x, K.SlotField):
             return True if x.field in ("shape", "numel") else False
         if isinstance(x, K.Op) and x.name == "builtins.len" and len(x.args) == 1:
@@ -244,9 +253,16 @@ def shape_test(e: K.Expr) -> bool:
             return only(x.value) if isinstance(x.value, K.SlotField) and \
                 x.value.field == "shape" and len(x.index) == 1 and \
                 type(getattr(x.index[0], "value", x.index[0])) is int else False
+        if isinstance(x, K.Compare) and x.op in ("==", "!=") and any(
+                isinstance(y, K.TupleExpr) for y in (x.lhs, x.rhs)):
+            # `t.shape == (32, 64)`: a tensor's shape compared with a tuple of numbers, which
+            # Triton 3.6 compares item by item when it compiles (round 16)
+            if not all(isinstance(y, K.TupleExpr) or isinstance(y, K.SlotField)
+                       and y.field == "shape" for y in (x.lhs, x.rhs)):
+                return False
         parts = ((x.lhs, x.rhs) if isinstance(x, (K.BinOp, K.Compare)) else
                  (x.operand,) if isinstance(x, K.UnaryOp) else
-                 x.items if isinstance(x, K.BoolOp) else None)
+                 x.items if isinstance(x, (K.BoolOp, K.TupleExpr)) else None)
         if parts is None:
             return False
         seen = [only(y) for y in parts]

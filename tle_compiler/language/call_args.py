@@ -112,6 +112,10 @@ READ: dict[str, tuple[str, ...]] = {
     # takes them where Triton's wgmma does not read them, 16-bit float operands, and refuses
     # them elsewhere: lowering/translate.py ``_dot_options``; lowering adversarial round 14)
     "tl.dot": ("out_dtype", "input_precision", "allow_tf32", "max_num_imprecise_acc"),
+    # (a literal tl.PropagateNan value: translate.py passes it on to gl.maximum / gl.minimum,
+    # the same builtins; lowering adversarial round 16)
+    "tl.maximum": ("propagate_nan",),
+    "tl.minimum": ("propagate_nan",),
 }
 
 #: The values of tl.PropagateNan (Triton 3.6), as the frontend reads ``tl.PropagateNan.NONE``
@@ -119,17 +123,15 @@ READ: dict[str, tuple[str, ...]] = {
 PROPAGATE_NAN = ("tl.PropagateNan.NONE", "tl.PropagateNan.ALL")
 
 #: Keywords the translator does not lower, accepted only at Triton's default (a literal there).
-#: (tl.max / tl.min of Triton 3.6 take no ``propagate_nan``: Triton refuses the keyword; the
-#: ``propagate_nan`` of tl.maximum / tl.minimum is tl.PropagateNan.NONE by default, and None is
-#: refused by Triton for float operands, "Unexpected propagate_nan None": adversarial round 62.)
+#: (tl.max / tl.min of Triton 3.6 take no ``propagate_nan``: Triton refuses the keyword. The
+#: ``propagate_nan`` of tl.maximum / tl.minimum is read (READ) and checked by
+#: :func:`check_propagate_nan`.)
 DEFAULTS: dict[str, dict[str, object]] = {
     "tl.max": {"return_indices_tie_break_left": True},
     "tl.min": {"return_indices_tie_break_left": True},
     "tl.sum": {},
     "tl.xor_sum": {},
     "tl.reduce_or": {},
-    "tl.maximum": {"propagate_nan": PROPAGATE_NAN[0]},
-    "tl.minimum": {"propagate_nan": PROPAGATE_NAN[0]},
     "to": {"bitcast": False, "fp_downcast_rounding": None},
     **{f"tl.{f}": {} for f in UNARY},
 }
@@ -168,23 +170,22 @@ def at_default(name: str, key: str, e: K.Expr, defaults: dict[str, object]) -> b
     default = defaults[key]
     if ok and (value == default or (value is None and default is None)):
         return True
-    if key == "propagate_nan":
-        if ok and value == PROPAGATE_NAN[1]:
-            raise CallArgError(f"`{_spelling(name)}(..., propagate_nan=tl.PropagateNan.ALL)` "
-                               f"is not supported by the lowering: it computes "
-                               f"`{_spelling(name)}` with Triton's default, "
-                               f"tl.PropagateNan.NONE (a NaN operand gives the other operand), "
-                               f"where ALL gives NaN; leave `propagate_nan=` out where NONE "
-                               f"computes what is meant")
-        raise CallArgError(f"`{_spelling(name)}(..., propagate_nan=...)` takes "
-                           f"tl.PropagateNan.NONE (its default) here: Triton 3.6 refuses any "
-                           f"other value for float operands (\"Unexpected propagate_nan\"), "
-                           f"and the lowering does not compute tl.PropagateNan.ALL; leave "
-                           f"`propagate_nan=` out")
     raise CallArgError(f"`{_spelling(name)}(..., {key}=...)` is not supported by the lowering "
                        f"(only its default, {default!r}); it would compute something else than "
                        f"the kernel says: leave `{key}=` out where its default computes what "
                        f"is meant")
+
+
+def check_propagate_nan(name: str, e: K.Expr) -> None:
+    """The ``propagate_nan`` of tl.maximum / tl.minimum must be a literal tl.PropagateNan value
+    (NONE, the default, or ALL: a NaN operand gives NaN): Triton 3.6 refuses any other for
+    float operands ("Unexpected propagate_nan"). An error naming the call otherwise."""
+    ok, value = literal_of(e)
+    if not (ok and value in PROPAGATE_NAN):
+        raise CallArgError(f"`{_spelling(name)}(..., propagate_nan=...)` takes "
+                           f"tl.PropagateNan.NONE (its default) or tl.PropagateNan.ALL here: "
+                           f"Triton 3.6 refuses any other value for float operands "
+                           f"(\"Unexpected propagate_nan\")")
 
 
 def bind(node: K.Op) -> K.Op:
@@ -214,6 +215,8 @@ def bind(node: K.Op) -> K.Op:
                 raise CallArgError(f"`{_spelling(name)}`: `{key}` given twice")
             args[i] = e
         elif key in read:
+            if key == "propagate_nan":
+                check_propagate_nan(name, e)
             kept.append((key, e))
         elif key in defaults:
             at_default(name, key, e, defaults)

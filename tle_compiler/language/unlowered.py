@@ -8,8 +8,11 @@ from __future__ import annotations
 UNLOWERED_CALLS: dict[str, str] = {
     # (the values of tl.clamp's default propagate_nan=NONE only: the advice was given to
     # tl.clamp(..., propagate_nan=tl.PropagateNan.ALL) too; lowering adversarial round 14)
+    # (for ALL, both calls given propagate_nan=tl.PropagateNan.ALL, which the lowering
+    # computes since lowering adversarial round 16)
     "clamp": "write tl.minimum(tl.maximum(x, lo), hi), the values of tl.clamp's default "
-             "propagate_nan=NONE (ALL, a NaN x kept, is not lowered)",
+             "propagate_nan=NONE (for ALL, a NaN x kept, give both calls "
+             "propagate_nan=tl.PropagateNan.ALL: the same values where lo and hi are no NaN)",
     "sigmoid": "write 1 / (1 + tl.exp(-x))",
     # (along dim 0, Triton 3.6's default: the advice spelled axis 1, another softmax, until
     # lowering adversarial round 14)

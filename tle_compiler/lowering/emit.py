@@ -128,6 +128,10 @@ def emit(info, constexprs: dict, module, debug_waits=False, cp_async: bool = Tru
         from .row_reduce import helpers_src as row_reduce_helpers
 
         out[helpers_at:helpers_at] = row_reduce_helpers(ctx.row_reduce_helpers)
+    if ctx.uses_propagate_nan:
+        from .translate import PROPAGATE_NAN_IMPORT
+
+        out[helpers_at:helpers_at] = [PROPAGATE_NAN_IMPORT, ""]
 
     # ---- the kernel
     sig = ", ".join(f"{a}: gl.constexpr" if a in info.constexprs else a for a in info.args)

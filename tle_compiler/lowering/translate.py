@@ -41,6 +41,7 @@ from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from ..ir import promotion
 from . import call_args, kir_paths, more_ops, pipes, row_reduce
+from ..language.call_args import PROPAGATE_NAN
 from .rounding import rounding_refusal
 from .cp_async_waits import CpAsyncInFlight
 from .descriptors import MAX_TMA_RANK, check_emitted_copy
@@ -112,6 +113,30 @@ def has_scalar(v: V) -> bool:
     if v.kind == "tuple":
         return any(has_scalar(x) for x in v.value)
     return v.kind == "scalar"
+
+
+#: How the lowered module spells tl.PropagateNan.ALL: Gluon exports no PropagateNan, and a
+#: gluon.jit function reads a module global (triton.language) but not a global bound to the
+#: class itself (a pybind enum of triton._C: "Cannot access global variable")
+PROPAGATE_NAN_IMPORT = "import triton.language as _tle_tl"
+PROPAGATE_NAN_ALL = "_tle_tl.PropagateNan.ALL"
+
+
+def const_items(v: V) -> Optional[list]:
+    """The values of the tuple ``v``'s items, nested tuples as lists, when every item at any
+    depth is a compile-time number (or bool); else None."""
+    out = []
+    for x in v.value:
+        if x.kind == "tuple":
+            items = const_items(x)
+            if items is None:
+                return None
+            out.append(items)
+        elif x.kind == "const" and type(x.value) in (bool, int, float):
+            out.append(x.value)
+        else:
+            return None
+    return out
 
 
 def bound_items(v: V) -> V:
@@ -263,6 +288,9 @@ class Ctx:
         #: (op, M, N) helpers they use (lowering/row_reduce.py)
         self.row_reduce_tree = False
         self.row_reduce_helpers: set[tuple] = set()
+        #: whether a gl.maximum / gl.minimum takes propagate_nan=ALL: the module then imports
+        #: triton.language as PROPAGATE_NAN_ALL spells it (emit.py)
+        self.uses_propagate_nan = False
         self.arg_types: dict = {}  # the compile's signature, when known (walks.prepare)
         self.free_buffers: dict = {}  # name -> the kernel's free buffer (K.Buffer; walks.prepare)
         #: the kernel's source names (names.source_names): a temporary or layout name equal to
@@ -758,6 +786,14 @@ class FnTranslator:
             same = a.value == b.value
             val = same if op == "==" else not same
             return V("const", literal(val), value=val)
+        if a.kind == "tuple" and b.kind == "tuple" and op in ("==", "!="):
+            # tuples of compile-time values (`t.shape == (32, 64)`): Triton 3.6's tuple.__eq__
+            # compares the lists of their items (constexprs compare by value), a constant
+            va, vb = const_items(a), const_items(b)
+            if va is not None and vb is not None:
+                same = va == vb
+                val = same if op == "==" else not same
+                return V("const", literal(val), value=val)
         for x in (a, b):
             if x.kind not in ("const", "scalar", "tensor"):
                 raise self.err(f"operator {op} on a {x.kind}", node)
@@ -891,6 +927,13 @@ class FnTranslator:
                 raise self.err("x.to needs a dtype", node)
             base = self.ex(node.args[0])
             dt = self.ex(node.args[1])
+            if dt.kind == "none" or dt.kind == "const" and isinstance(dt.value, str):
+                # (`t.to('float16')`, `t.to(None)`: Triton 3.6 refuses a dtype spelled so;
+                # printed as written, the module did not compile: lowering adversarial round
+                # 16. A kernel's constexpr parameter, which tle-dump may try numbers for when
+                # no value is given, is bound when compiled)
+                raise self.err(f"x.to's dtype must be a tl dtype (`tl.float16`), got "
+                               f"{dt.text}: Triton 3.6 refuses any other", node)
             extra = ""
             for key, e in node.kwargs:  # bitcast, fp_downcast_rounding (call_args.READ)
                 ok, value = call_args.literal_of(e)
@@ -946,14 +989,14 @@ class FnTranslator:
                 acc = self.min_max(op, acc, v)
         return acc
 
-    def min_max(self, fn: str, a: V, b: V) -> V:
+    def min_max(self, fn: str, a: V, b: V, nan: str = "") -> V:
         """``gl.maximum(a, b)`` / ``gl.minimum`` of operands one of which is a tensor, typed as
         Triton's tl.maximum computes it: each operand is made a tensor first (to_tensor: a Python
         int an int32, a float a float32, not the weak number of arithmetic) and a bf16 one
         promoted to float32, then the two promote as arithmetic. So ``tl.maximum(x, 2.0)`` of an
         fp16 tile is float32 and ``tl.maximum(x, 2)`` of an int8 one int32; typed as the tile, a
         slot store of it was not converted and Gluon refused the compile."""
-        res = self._elementwise([a, b], lambda x, y: f"{fn}({x}, {y})")
+        res = self._elementwise([a, b], lambda x, y: f"{fn}({x}, {y}{nan})")
 
         def strong(v: V) -> Optional[str]:
             t = self.tensor_type(v)
@@ -1076,6 +1119,12 @@ class FnTranslator:
             else:
                 value = self.ex(args[1])
                 dt = self.ex(args[2] if len(args) > 2 else kw["dtype"])
+            if dt.kind == "none" or dt.kind == "const" and isinstance(dt.value, str):
+                # (`tl.zeros(shape, 'float16')`, None: refused by Triton 3.6; printed as
+                # written, the module did not compile: lowering adversarial round 16. A
+                # kernel's constexpr parameter is bound when compiled)
+                raise self.err(f"tl.{name}'s dtype must be a tl dtype (`tl.float16`), got "
+                               f"{dt.text}: Triton 3.6 refuses any other", node)
             if shape.kind == "const" and isinstance(shape.value, (tuple, list)):
                 # a module constant holding the shape
                 dims = tuple(shape.value)
@@ -1127,9 +1176,18 @@ class FnTranslator:
                 f"`tl.{name}`", self.tensor_type(a), self.tensor_type(b), [], None)
             if refusal:
                 raise self.err(refusal, node)
+            nan = ""
+            if "propagate_nan" in kw and \
+                    call_args.literal_of(kw["propagate_nan"])[1] == PROPAGATE_NAN[1]:
+                # ALL (a NaN operand gives NaN): gl.maximum is tl.maximum, given the same
+                # tl.PropagateNan value, which the module imports (emit.py); NONE, the
+                # default, is left out (call_args.check_propagate_nan took nothing else)
+                self.ctx.uses_propagate_nan = True
+                nan = f", propagate_nan={PROPAGATE_NAN_ALL}"
             if a.kind != "tensor" and b.kind != "tensor":
-                return V("scalar", f"gl.{name}({a.text}, {b.text})", i64=wide(a) or wide(b))
-            return self.min_max(f"gl.{name}", a, b)
+                return V("scalar", f"gl.{name}({a.text}, {b.text}{nan})",
+                         i64=wide(a) or wide(b))
+            return self.min_max(f"gl.{name}", a, b, nan)
         if name in REDUCE:
             x = self.ex(args[0])
             axis_node = args[1] if len(args) > 1 else kw.get("axis")
@@ -1160,11 +1218,22 @@ class FnTranslator:
                     raise self.err("tl.sum's dtype must be a tl dtype (or None)", node)
             if x.kind == "tensor" and (axis_node is None or isinstance(axis_node, K.Const)
                                        and axis_node.value is None):
-                # no axis (or axis=None): Triton reduces every element to one value. These
-                # reductions are associative and commutative, so that is the reduction along
-                # axis 0, once per dimension (the frontend verifies such a kernel, and so
-                # compiles it)
+                # no axis (or axis=None): Triton reduces every element to one value, as the
+                # reduction along axis 0 of the tensor reshaped to one dimension
+                # (semantic.reduction: reshape(x, [numel], can_reorder=True)). A float sum
+                # depends on the order of its additions: reduced once per dimension, each
+                # thread's partial sums met the other warps' along axis 0 before the lanes'
+                # (another grouping, other roundings). Gluon has no reordering reshape; its
+                # reshape of a distributed tensor moves no data (the layout it infers keeps
+                # every element in its thread and register), which is what Triton's reordering
+                # reshape does, so the reduction that follows combines the same values in
+                # Triton's order: the thread's registers, then the lanes, then the warps
                 rank = len(x.shape or ())
+                if rank > 1:
+                    n = 1
+                    for d in x.shape:
+                        n *= d
+                    x = replace(x, text=f"gl.reshape({x.text}, [{n}])", var=None, shape=(n,))
                 while x.kind == "tensor":
                     x = self._reduce(name, x, 0, node, sum_dtype)
                 # keep_dims: Triton expands the value back to rank dimensions of size 1
@@ -2489,6 +2558,13 @@ class FnTranslator:
             return
         gen = self.prefix + name
         prev = self.env.get(name)
+        if v.kind == "const" and isinstance(v.value, str):
+            # a string constexpr (`cm: tl.constexpr = '.cg'`, a tl.PropagateNan value): the
+            # literal is used where the name is read. Emitted as `cm = '.cg'`, Gluon made a
+            # tensor of it and the compile failed ("could not convert"), where Triton keeps
+            # the annotated name a constexpr (lowering adversarial round 16)
+            self.env[name] = v
+            return
         if v.kind == "const" and prev is not None and prev.kind == "scalar" and prev.text == gen:
             # the name is a runtime variable here (one a loop carries: _carry_constants): a
             # constant bound to it is a store to that variable, which the next iteration reads
