@@ -755,6 +755,19 @@ GPU_CASES = [
     ("maximum-number-slot", *_gpu_fill("int8", "tl.minimum(x, 2) + tl.maximum(x, -3) * 2"),
      "int8", "int8"),
     ("fma-number-slot", *_gpu_fill("bfloat16", "tl.fma(x, 2.0, 1.0)"), "bfloat16", "bfloat16"),
+    # float sums of a whole tile (no axis): Triton reduces the tile reshaped to one dimension
+    # once; the sum's rounding depends on that grouping (lowering adversarial round 16)
+    ("sum-all-float", *_gpu_reg(f"""
+        s = tl.sum(t.to(tl.float32) * 1.1)
+        tl.store({OUT}, t.to(tl.float32) * 0.001 + s)
+    """, "bfloat16", "fp32"), "bfloat16", "float32"),
+    ("sum-all-float-keep-dims", *_gpu_reg(f"""
+        tl.store({OUT}, tl.sum(t.to(tl.float32) / 3.0, axis=None, keep_dims=True) - t)
+    """, "bfloat16", "fp32"), "bfloat16", "float32"),
+    ("sum-all-float-of-rows", *_gpu_reg(f"""
+        u = tl.sum(t.to(tl.float32) * 0.7, 1)
+        tl.store({OUT}, tl.sum(u) + tl.max(t.to(tl.float32)) + t)
+    """, "bfloat16", "fp32"), "bfloat16", "float32"),
 ]
 
 
@@ -771,7 +784,7 @@ def test_the_gpu_cases_verify_and_compile(tmp_path, case):
     spec = importlib.util.spec_from_file_location("ref_gpu_case", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    dt = {"int32": "i32", "int8": "i8", "bfloat16": "bf16"}
+    dt = {"int32": "i32", "int8": "i8", "bfloat16": "bf16", "float32": "fp32"}
     _triton(mod.ref, {"x_ptr": f"*{dt[case[3]]}", "y_ptr": f"*{dt[case[4]]}", "N": "i32",
                       "M": "i32"})
 

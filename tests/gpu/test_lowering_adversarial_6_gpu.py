@@ -1,7 +1,7 @@
 """Lowering adversarial round 6 on the GPU: the kernels of tests/test_lowering_adversarial_6.py's
 GPU_CASES (several-None subscripts, expand_dims with a tuple, keep_dims reductions, x.T and
 x.numel, an ``if`` Triton folds to false, a 0-d tl.full, a tensor tl.cdiv and narrow tl.max
-stored into slots), each launched through the TLE runtime and compared bit for bit with the
+stored into slots, float sums of a whole tile), each launched through the TLE runtime and compared bit for bit with the
 plain Triton kernel that computes the same values without pipes. The CPU counterpart
 (``test_the_gpu_cases_verify_and_compile``) verifies and compiles every one of them."""
 
