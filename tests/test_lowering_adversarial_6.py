@@ -770,6 +770,17 @@ GPU_CASES = [
     """, "bfloat16", "fp32"), "bfloat16", "float32"),
 ]
 
+#: Cases whose float sums plain Triton groups otherwise, each with why: the GPU test compares
+#: them within float32's rounding of a reordered sum (relative 1e-6), not bit for bit. A
+#: partition's tensors have the lowering's layouts (Triton's default for the tile and the
+#: partition's warps: [32, 64] bf16 as 8 consecutive values a thread, 8 threads a row), where
+#: plain Triton's layout passes may move the same tile to another layout first (for a row sum
+#: stored as fp32, 1 value a thread, a row across 2 warps), and a float reduction adds in the
+#: order its layout gives (docs/lowering.md, "Float reductions and layouts").
+REORDERED = {
+    "sum-all-float-of-rows": "Triton reduces the rows in a layout of one value a thread",
+}
+
 
 @pytest.mark.parametrize("case", GPU_CASES, ids=[c[0] for c in GPU_CASES])
 def test_the_gpu_cases_verify_and_compile(tmp_path, case):
@@ -787,6 +798,36 @@ def test_the_gpu_cases_verify_and_compile(tmp_path, case):
     dt = {"int32": "i32", "int8": "i8", "bfloat16": "bf16", "float32": "fp32"}
     _triton(mod.ref, {"x_ptr": f"*{dt[case[3]]}", "y_ptr": f"*{dt[case[4]]}", "N": "i32",
                       "M": "i32"})
+
+
+def _reduce_operand_layouts(ttgir: str) -> list[str]:
+    """The layout (its attribute text) of each ``tt.reduce`` operand in ``ttgir``, in order."""
+    aliases = dict(re.findall(r"^(#\w+) = (#ttg\.\w+<.*>)$", ttgir, re.M))
+    found = re.findall(r'"tt\.reduce"\(%[\w]+\)[^\n]*\n(?:.*\n)*?\s*\}\) : \(tensor<[^,]+, '
+                       r'(#[\w.]+(?:<\{[^}]*\}>)?)>\)', ttgir)
+    return [aliases.get(x, x) for x in found]
+
+
+@pytest.mark.parametrize("name", sorted(REORDERED))
+def test_a_reordered_case_reduces_in_another_layout_than_plain_triton(tmp_path, name):
+    """Why a REORDERED case is compared within rounding on the GPU: its reductions' operands are
+    laid out otherwise in the lowered kernel than in plain Triton's compile of the same code.
+    Should they agree one day, the case belongs among the bit-for-bit ones."""
+    import importlib.util
+
+    case = next(c for c in GPU_CASES if c[0] == name)
+    compiled = _compiled(tmp_path, case[1])
+    path = tmp_path / "ref.py"
+    path.write_text(case[2])
+    spec = importlib.util.spec_from_file_location("ref_reordered", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    dt = {"bfloat16": "bf16", "float32": "fp32"}
+    ref = _triton(mod.ref, {"x_ptr": f"*{dt[case[3]]}", "y_ptr": f"*{dt[case[4]]}", "N": "i32",
+                            "M": "i32"})
+    ours, theirs = (_reduce_operand_layouts(c.asm["ttgir"]) for c in (compiled, ref))
+    assert ours and len(ours) == len(theirs), (ours, theirs)
+    assert ours[0] != theirs[0], (ours, theirs)
 
 
 # ------------------------------------------------------------------ tl.maximum of a number

@@ -1,8 +1,10 @@
 """Lowering adversarial round 6 on the GPU: the kernels of tests/test_lowering_adversarial_6.py's
 GPU_CASES (several-None subscripts, expand_dims with a tuple, keep_dims reductions, x.T and
 x.numel, an ``if`` Triton folds to false, a 0-d tl.full, a tensor tl.cdiv and narrow tl.max
-stored into slots, float sums of a whole tile), each launched through the TLE runtime and compared bit for bit with the
-plain Triton kernel that computes the same values without pipes. The CPU counterpart
+stored into slots, float sums of a whole tile), each launched through the TLE runtime and
+compared bit for bit with the plain Triton kernel that computes the same values without pipes
+(within float32 rounding for the REORDERED cases: a float sum Triton groups in another
+layout). The CPU counterpart
 (``test_the_gpu_cases_verify_and_compile``) verifies and compiles every one of them."""
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import importlib.util
 
 import pytest
 
-from tests.test_lowering_adversarial_6 import GPU_CASES
+from tests.test_lowering_adversarial_6 import GPU_CASES, REORDERED
 
 pytestmark = pytest.mark.gpu
 
@@ -54,4 +56,9 @@ def test_the_lowered_kernel_computes_what_plain_triton_computes(tmp_path, case, 
     k[(1,)](x, y, n, M)
     ref[(1,)](x, y_ref, n, M)
     torch.cuda.synchronize()
+    if name in REORDERED:  # a float sum grouped otherwise (REORDERED says why)
+        assert not torch.isnan(y).any()
+        torch.testing.assert_close(y, y_ref, rtol=1e-6, atol=0,
+                                   msg=lambda m: f"{name} ({REORDERED[name]}): {m}")
+        return
     assert torch.equal(y.view(torch.uint8), y_ref.view(torch.uint8)), (name, y, y_ref)
