@@ -10,7 +10,7 @@ from typing import Optional, Union
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from .build_support import (BINOPS, MEMORY_CALLS, PURE_CALLS, PURE_METHODS, Static, VERBS,
-                            compile_time_only, condition_fold, has_events, names_of,
+                            condition_fold, has_events, names_of, picked_at_compile_time,
                             tensor_items_of)
 from .constexpr_rules import condition_type_refusal, constexpr_annotation
 from .folding import fold
@@ -531,7 +531,8 @@ class StatementBuild:
         deciders = self.kernel_constexprs_of(cond) if folded is None and not runtime else None
         if deciders:
             for name in f.lost - lost_before:
-                if any(compile_time_only(env.get(name)) for env in (env_then, env_else)):
+                if any(picked_at_compile_time(env.get(name))
+                       for env in (env_then, env_else)):
                     f.lost_by[name] = (deciders, s)
         if runtime:
             self.poisoned_after(before, [env_then, env_else])

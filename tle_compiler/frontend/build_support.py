@@ -652,6 +652,21 @@ def compile_time_only(st: Optional[Static]) -> bool:
     return st.kind in ("handle", "pipe")
 
 
+def picked_at_compile_time(st: Optional[Static]) -> bool:
+    """Whether ``st`` is (or holds) a pipe handle, a pipe (:func:`compile_time_only`) or a
+    shared buffer: a value only the kernel's reading picks, so that a choice of it that the
+    kernel's constexprs make (`if C > 3: fb = fa else: fb = fc`, `(fa, fc)[C - 5]`) is read
+    specialised to them, where the choice folds (adversarial round 68: the generic reading
+    refused such a buffer, unknown-buffer or "a tuple's index must be a constant"). A
+    conditional expression choosing a buffer keeps reaching both (docs/semantics.md "Free
+    shared buffers"), which holds for every value."""
+    if st is None:
+        return False
+    if st.kind == "tuple":
+        return any(picked_at_compile_time(x) for x in st.value)
+    return st.kind in ("handle", "pipe", "buffer")
+
+
 def is_none(e: K.Expr) -> bool:
     """Whether ``e`` (of no compile-time Static: a module, a handle or a function is a
     ``Const(None)`` with one) is the constant None, a literal or a module constant bound to it,
