@@ -10,8 +10,8 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from .build_support import (MAX_UNROLLED_STATEMENTS, RANGES, STATIC_RANGE_ARGS, Static,
-                            TL_RANGE_ARGS, TL_RANGE_OPTIONS, literal_trip_count, names_of,
-                            unrolled_size, walk_no_defs)
+                            TL_RANGE_ARGS, TL_RANGE_OPTIONS, compile_time_only,
+                            literal_trip_count, names_of, unrolled_size, walk_no_defs)
 from .folding import fold
 
 
@@ -65,12 +65,15 @@ class LoopBuild:
             bounds = (start, stop, step)
             deciders = frozenset().union(*(self.kernel_constexprs_of(x) for x in bounds))
             if deciders and all(fold(x) is not None or self.kernel_constexprs_of(x)
-                                for x in bounds) and self.divides(s.body, s.target.id):
+                                for x in bounds) and (self.divides(s.body, s.target.id)
+                                                      or self.picks_by(s.body, s.target.id)):
                 # (adversarial round 67, round 66's open item) bounds the kernel's constexprs
                 # alone decide (`tl.static_range(2 * C)`): unrolled only where they are numbers,
                 # so the kernel is read specialised to them (as a pipe capacity of them is),
-                # where the loop built once with `p` a name refused `w.acquire(p // 2)` (only
-                # then: a loop the generic reading builds keeps its verdict for every value)
+                # where the loop built once with `p` a name refused `w.acquire(p // 2)`, or
+                # (adversarial round 68) a tuple's item `(wa, wb)[j]` or a handle `wa if j == 0
+                # else wb` it picks (only then: a loop the generic reading builds keeps its
+                # verdict for every value)
                 ordered = tuple(sorted(deciders))
                 raise self.needs_constexprs(
                     f"`{ast.unparse(it)}` is read unrolled, with bounds of "
@@ -179,6 +182,44 @@ class LoopBuild:
                 return True
         return False
 
+    def picks_by(self, body: list[ast.stmt], var: str, depth: int = 0) -> bool:
+        """Whether ``body`` (of a tl.static_range loop over ``var``) picks a value by ``var``
+        that the loop built once with ``var`` a name cannot pick: a subscript whose index reads
+        ``var`` (`(wa, wb)[j]`, `hs[j % 2]`: a tuple's item, or an index Triton 3.6 refuses of a
+        tensor), itself or in a helper it passes ``var`` to, or a conditional expression or an
+        `if` binding a name to a name whose test reads ``var`` where those names hold a pipe
+        handle, a pipe or a shared buffer (`wa if j == 0 else wb`). A choice among run-time
+        values (`a if j == 0 else b` of tensors) is no such pick: the loop built once reads it
+        for every iteration. (What :meth:`s_For` reads specialised to the kernel's constexprs
+        when they bound the loop, beside :meth:`divides`.)"""
+        def reads(x: ast.AST) -> bool:
+            return reads_names(x, {var})
+
+        def held(x: ast.expr) -> bool:
+            st = self.expr_static(x) if isinstance(x, ast.Name) else None
+            return compile_time_only(st) or st is not None and st.kind == "buffer"
+
+        for n in walk_no_defs(body):
+            if isinstance(n, ast.Subscript) and reads(n.slice):
+                return True
+            if depth == 0 and isinstance(n, ast.IfExp) and reads(n.test) and any(
+                    held(b) for b in (n.body, n.orelse)):
+                return True
+            if depth == 0 and isinstance(n, ast.If) and reads(n.test) and any(
+                    isinstance(a, ast.Assign) and any(
+                        held(x) for x in ([a.value] if isinstance(a.value, ast.Name) else
+                                          a.value.elts if isinstance(a.value, ast.Tuple)
+                                          else []))
+                    for a in n.body + n.orelse):
+                return True
+            if not isinstance(n, ast.Call) or depth >= 8:
+                continue
+            helper = self.helper_given(n, reads)
+            if helper is not None and any(self.picks_by(helper[0].body, name, depth + 1)
+                                          for name in helper[1]):
+                return True
+        return False
+
     def divides(self, body: list[ast.stmt], var: str, depth: int = 0) -> bool:
         """Whether a pipe event of ``body`` (`x.acquire / commit / wait / release(...)`), or of
         a helper it calls, takes an index that divides ``var`` or takes its remainder, itself
@@ -211,6 +252,16 @@ class LoopBuild:
             if depth < 8 and any(reads_names(a, {var} | names) for a in bounds) and isinstance(
                     n.target, ast.Name) and (self.divides(n.body, n.target.id, depth + 1)
                                              or self.indexes_by(n.body, n.target.id, depth + 1)):
+                return True
+            # (adversarial round 68) an `if` around pipe events (or helper calls) whose test
+            # takes a quotient of the variable (`if p // 2 == 1:`): each unrolled iteration's
+            # test is a number in Triton 3.6, where the loop built once refused it
+            # (non-affine-if). (A remainder, `if p % 2 == 0:`, the protocol view reads as it is.)
+            if isinstance(n, ast.If) and any(
+                    isinstance(x, ast.BinOp) and isinstance(x.op, ast.FloorDiv)
+                    and reads_names(x, {var}) for x in ast.walk(n.test)) and any(
+                    isinstance(c, ast.Call) and isinstance(c.func, ast.Name) or indexed_verb(c)
+                    for c in walk_no_defs(n.body + n.orelse)):
                 return True
             if not isinstance(n, ast.Call):
                 continue
