@@ -4,6 +4,35 @@ tl.static_range of constexpr bounds read specialised only where its variable is 
 the unrolled and specialised readings of rounds 65-67 tried for false claims. Each case is a
 small kernel read by tle-dump's main().
 
+False verdicts, fixed:
+
+- ``j = 0``, then ``for p in range(2):`` whose body acquires ``3 * p + j`` and then runs ``for j
+  in tl.static_range(1, 3): w.acquire(3 * p + j // 1) ...``: Python reads 2 in ``j`` from the
+  second iteration on (indices 0, 1, 2, 5, 4, 5: a fault), and Triton 3.6 refuses the kernel,
+  carrying the tensor ``j`` through the loop and meeting the constexpr the static loop leaves
+  in it ("Loop carried variable j changed type"). It was verified, exit 0, and over
+  ``range(N)`` bounded with "no fault for N in [0, 64]": the unrolled iterations bind ``j`` to
+  numbers and assign it no statement of the kernel IR, so every iteration read the 0 from
+  before the loop. So were a ``while`` loop around such a static loop and a static loop over a
+  run-time parameter's name (``for N in tl.static_range(2)``), both refused by Triton. FIXED:
+  frontend/build_loops.py ``tensor_names`` / ``carried_retyped`` (called by ``s_For`` for a
+  run-time loop and ``s_While``; ``static_bound``, kept by build.py, ``unrolled`` and
+  build_statements.py ``assign``): a name holding a tensor when the run-time loop is entered
+  that a tl.static_range of its body leaves bound to its variable is refused with Triton's
+  words (unsupported-expression); and so is one a run-time `if` yields (``j = 0``, then ``if N
+  > 0:`` over such a static loop, then ``w.acquire(j + 2)``: verified for every N >= 1, `j`
+  read as 0 after the `if`, where Triton refuses it, "the then block redefines it as
+  constexpr[2]", and Python reads 2: build_statements.py ``s_If`` keeps ``static_bound`` per
+  branch). ``j: tl.constexpr = 0`` before the loop (compiled by Triton, each iteration reading
+  0) and ``j = 0`` in the body stay verified; the Triton oracle pins both readings.
+- The other way round: ``for j in tl.static_range(2): ...`` then ``for p in range(6): ...; j =
+  p``, which Triton 3.6 refuses alike (the constexpr ``j`` made a tensor in the loop), was
+  verified: Builder.constexpr_rebound_in_region refused this for a tl.constexpr binding or
+  parameter only. FIXED: frontend/constexpr_rules.py ``constexpr_names`` (what a region
+  records as constexprs on entry) counts a name a tl.static_range left bound to its variable,
+  and the variable of one being built, unrolled or not (``for j in tl.static_range(2): ...
+  for p in range(3): j = p``).
+
 False refusals, fixed:
 
 - ``for j in tl.static_range(C - 3): h = (wa, wb)[j]`` (or ``h = wa if j == 0 else wb``, or a
@@ -76,7 +105,9 @@ else "b"``: undeclared-reader); a pipe capacity from a bool constexpr (docs/lang
 pipe events under a test of a shape or a dtype, under ``x is None`` (refused), or in a
 conditional expression whose test is a constexpr; a counter rebound in an unrolled
 static_range (``j += 1`` then ``w.acquire(j)``: non-affine, where Triton folds each
-iteration's tensor).
+iteration's tensor); ``j = 0`` before a `range` loop whose body reads ``j``, runs ``for j in
+tl.static_range(...)`` and binds ``j = 0`` again at its end (Triton carries the tensor:
+refused non-affine, "a data value").
 
 Left open: a helper's `if` choosing a handle by a parameter given a tl.static_range variable
 of constexpr bounds (``picks_by`` follows subscripts into helpers, not choices), and names
@@ -87,7 +118,9 @@ from __future__ import annotations
 
 import pytest
 
-from .adversarial_support import dump, expect, get, kernel, loop, put, run_dump
+from .adversarial_oracles import triton_compile_error
+from .adversarial_support import (TRITON_K, dump, expect, get, kernel, loop, put, run_dump,
+                                 triton_k)
 from .test_adversarial_verdicts_65 import FB_READ, FB_STORE, RING_FB
 from .test_adversarial_verdicts_66 import TWO_PIPES, TWO_WINDOWS, chosen
 
@@ -396,3 +429,132 @@ def test_a_reader_name_a_constexpr_index_picks(tmp_path, capsys, name, want):
 def test_held_a_reader_name_a_conditional_expression_chooses(tmp_path, capsys):
     code, err = dump(tmp_path, capsys, SPMC.replace("NAME", '"b" if C > 3 else "a"'))
     expect(code, err, ("rejected", "[undeclared-reader]"))
+
+
+# ------- E: a name a run-time loop carries, rebound to a constexpr by a tl.static_range in it
+
+R6 = loop("for p in range(6):", get("p"))
+#: the writer: `j`'s window, then `j` bound by a tl.static_range (unrolled: `j // 1`) per p
+CARRIED = loop("for p in range(2):", put("3 * p + j") + loop("for j in tl.static_range(1, 3):",
+                                                             put("3 * p + j // 1")))
+CHANGED = ("rejected", "[unsupported-expression]", "Loop carried variable j changed type")
+RETYPED = {
+    "unrolled": ("j = 0\n" + CARRIED, R6, CHANGED),
+    "unrolled-over-N": ("j = 0\n" + CARRIED.replace("range(2)", "range(N)"),
+                        loop("for p in range(3 * N):", get("p")), CHANGED),
+    "in-a-while-loop": ("j = 0\ni = 0\n" + loop("while i < 2:", loop(
+        "for j in tl.static_range(2):", "tl.store(x_ptr + 256 + j, 1.0)") + "i += 1\n")
+        + loop("for p in range(6):", put("p")), R6, CHANGED),
+    "a-parameter": (loop("for p in range(6):", put("p") + loop(
+        "for N in tl.static_range(2):", "tl.store(x_ptr + 256 + N, 1.0)")), R6,
+        ("rejected", "[unsupported-expression]", "Loop carried variable N changed type")),
+    "a-constexpr-before": ("j: tl.constexpr = 0\n" + CARRIED, R6, "verified"),
+    "bound-in-the-body": (CARRIED.replace("for p in range(2):\n",
+                                          "for p in range(2):\n    j = 0\n"), R6, "verified"),
+}
+
+
+@pytest.mark.parametrize("name", RETYPED)
+def test_a_static_range_variable_a_run_time_loop_carries(tmp_path, capsys, name):
+    """`j = 0` before `for p in range(2)`, whose body reads `j` then runs `for j in
+    tl.static_range(1, 3)`: Triton 3.6 carries `j` (a tensor) through the loop and refuses the
+    constexpr the static loop leaves in it ("Loop carried variable j changed type"). It was
+    verified, exit 0 (and `range(N)` bounded, "no fault for N in [0, 64]"): the unrolled
+    iterations assign `j` no statement of the kernel IR, so every iteration read 0, where
+    Python reads 2 from the second on (indices 0, 1, 2, 5, 4, 5). A `tl.constexpr` binding
+    before the loop is no tensor (Triton compiles it, each iteration reading 0: verified), nor
+    is a binding in the body."""
+    writer, reader, want = RETYPED[name]
+    code, err = dump(tmp_path, capsys, kernel(writer, reader))
+    expect(code, err, want)
+
+
+#: the plain Triton kernel of RETYPED's "unrolled" case (BINDING before the loop)
+RETYPED_TRITON = triton_k("""BINDING
+for p in range(2):
+    tl.store(x_ptr + 3 * p + j, 1.0)
+    for j in tl.static_range(1, 3):
+        tl.store(x_ptr + 3 * p + j // 1, 2.0)""")
+
+
+@pytest.mark.parametrize("binding, refused", [("j = 0", True), ("j: tl.constexpr = 0", False)],
+                         ids=["a-tensor", "a-constexpr"])
+def test_the_triton_oracle_of_a_carried_static_range_variable(tmp_path, monkeypatch, binding,
+                                                              refused):
+    """What E's verdicts rest on: Triton 3.6 refuses the tensor's change of type and compiles
+    the constexpr's."""
+    assert RETYPED_TRITON.startswith(TRITON_K)
+    error = triton_compile_error(tmp_path, monkeypatch,
+                                 RETYPED_TRITON.replace("BINDING", binding), "retyped")
+    assert (error is not None) is refused, error
+    if refused:
+        assert "Loop carried variable j changed type" in str(error), error
+
+
+@pytest.mark.parametrize("rebinding, want", [
+    ("j = p", ("rejected", "[unsupported-expression]",
+               "or the variable of a tl.static_range loop before it")),
+    ("i = p", "verified"),
+], ids=["the-static-variable", "another-name"])
+def test_a_static_range_variable_rebound_to_a_tensor_in_a_later_loop(tmp_path, capsys, rebinding,
+                                                                   want):
+    """`for j in tl.static_range(2)` then `for p in range(6): ...; j = p`: the constexpr `j`
+    the static loop leaves, made a tensor in the run-time loop, is Triton 3.6's "Loop carried
+    variable j changed type" (the oracle below); it was verified. A tl.constexpr binding so
+    rebound was refused already (Builder.constexpr_rebound_in_region), which now counts a
+    tl.static_range variable after its loop as one."""
+    writer = loop("for j in tl.static_range(2):", "tl.store(x_ptr + 256 + j, 1.0)") + loop(
+        "for p in range(6):", put("p") + rebinding + "\n")
+    code, err = dump(tmp_path, capsys, kernel(writer, R6))
+    expect(code, err, want)
+
+
+def test_the_triton_oracle_of_a_static_range_variable_rebound_in_a_later_loop(tmp_path,
+                                                                              monkeypatch):
+    source = triton_k("""for j in tl.static_range(2):
+    tl.store(x_ptr + 256 + j, 1.0)
+for p in range(6):
+    tl.store(x_ptr + p, 1.0)
+    j = p""")
+    error = triton_compile_error(tmp_path, monkeypatch, source, "rebound")
+    assert error is not None and "Loop carried variable j changed type" in str(error), error
+
+
+@pytest.mark.parametrize("else_branch", ["", "else:\n    j = 5\n"], ids=["no-else", "an-else"])
+def test_a_static_range_variable_a_run_time_if_yields(tmp_path, capsys, else_branch):
+    """`j = 0`, then `if N > 0:` over `for j in tl.static_range(1, 3)` (windows 0, 1), then
+    `w.acquire(j + 2)`: Python reads 2 (window 4, the reader's third wait hangs), Triton 3.6
+    refuses the branch's change of `j`'s type ("initial value for `j` is of type int32[], but
+    the then block redefines it as constexpr[2]"). Without an else it was verified (every
+    value of N >= 1: `j` read as the 0 before the `if`)."""
+    writer = "j = 0\n" + loop("if N > 0:", loop("for j in tl.static_range(1, 3):",
+                                                 put("j // 1 - 1"))) + else_branch + put("j + 2")
+    text = kernel(writer, loop("for p in range(3):", get("p"))).replace("tle.assume(N >= 0)",
+                                                                        "tle.assume(N >= 1)")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "[unsupported-expression]", "the then block redefines it"))
+
+
+def test_the_triton_oracle_of_a_static_range_variable_an_if_yields(tmp_path, monkeypatch):
+    source = triton_k("""j = 0
+if N > 0:
+    for j in tl.static_range(1, 3):
+        tl.store(x_ptr + 256 + j, 1.0)
+tl.store(x_ptr + j, 1.0)""")
+    error = triton_compile_error(tmp_path, monkeypatch, source, "yielded")
+    assert error is not None and "the then block redefines it as constexpr" in str(error), error
+
+
+@pytest.mark.parametrize("events", ["w.acquire(j // 1)", "w.acquire(j)"],
+                         ids=["unrolled", "built-once"])
+def test_a_static_range_variable_rebound_in_a_run_time_loop_of_its_body(tmp_path, capsys,
+                                                                         events):
+    """`for j in tl.static_range(2):` whose body runs `for p in range(3): j = p`: the constexpr
+    `j` made a tensor in the run-time loop (Triton 3.6's "Loop carried variable j changed
+    type"). Unrolled, it was verified."""
+    window = put("j").replace("w.acquire(j)", events)
+    writer = loop("for j in tl.static_range(2):", window + loop("for p in range(3):", "j = p")) \
+        + loop("for p in range(2, 6):", put("p"))
+    code, err = dump(tmp_path, capsys, kernel(writer, R6))
+    expect(code, err, ("rejected", "[unsupported-expression]",
+                       "or the variable of a tl.static_range loop before it"))

@@ -12,6 +12,7 @@ from ..ir import kernel as K
 from .build_support import (MAX_UNROLLED_STATEMENTS, RANGES, STATIC_RANGE_ARGS, Static,
                             TL_RANGE_ARGS, TL_RANGE_OPTIONS, compile_time_only,
                             literal_trip_count, names_of, unrolled_size, walk_no_defs)
+from .constexpr_rules import constexpr_annotation
 from .folding import fold
 
 
@@ -79,6 +80,8 @@ class LoopBuild:
                     f"`{ast.unparse(it)}` is read unrolled, with bounds of "
                     "constexpr", ordered, " and the loop unrolled", self.loc(s), ordered)
         f = self.frame
+        # (its own variable is no name the loop carries)
+        tensors = self.tensor_names() - {s.target.id} if not RANGES[path] else set()
         carried = self.carry_tuples(s.body, s)
         stored = self.rebound(s.body, s)
         before = dict(f.env)
@@ -109,10 +112,15 @@ class LoopBuild:
                 f.carried_by.pop(name, None)
         if reads:
             self.module_read_rebound(reads, stored, literal_trip_count(start, stop, step), s)
+        self.carried_retyped(tensors, s)
         self.same_each_iteration(before, stored, s)
         end = dict(f.env)
         self._merge(before, [end])
         f.env[s.target.id] = None
+        if RANGES[path] and literal_trip_count(start, stop, step) != 0:
+            self.static_bound.add(f.kir(s.target.id))
+        elif not RANGES[path]:
+            self.static_bound.discard(f.kir(s.target.id))
         if RANGES[path] and literal_trip_count(start, stop, step) == 0:
             # a tl.static_range of no iteration: Triton 3.6 unrolls it to nothing, so neither
             # its variable nor a name its body binds is bound after it (a read is Triton's
@@ -365,8 +373,10 @@ class LoopBuild:
                 self.tuple_shapes.pop(f.kir(name), None)
                 self.runtime.discard(f.kir(name))
                 # a constexpr, whatever bound the name before (`j = 5`, a tensor, is no longer
-                # the binding the tensor rules read)
+                # the binding the tensor rules read), and one a run-time loop or `if` of the
+                # body must not rebind (constexpr_names)
                 self.bound_at.pop(f.kir(name), None)
+                self.static_bound.add(f.kir(name))
                 body = self.block(s.body)
                 out.extend(body)
                 size += unrolled_size(body)  # each iteration's statements counted once
@@ -556,6 +566,7 @@ class LoopBuild:
                            f"else; move the else body after the loop (line {s.orelse[0].lineno})",
                            s, check="unsupported-control-flow")
         f = self.frame
+        tensors = self.tensor_names()
         carried = self.carry_tuples(s.body, s)
         stored = self.rebound(s.body, s)
         for node in ast.walk(s.test):
@@ -593,6 +604,7 @@ class LoopBuild:
             for name in carried:
                 f.carried.pop(name, None)
                 f.carried_by.pop(name, None)
+        self.carried_retyped(tensors, s)
         self.same_each_iteration(before, stored, s)
         end = dict(f.env)
         self._merge(before, [end])
@@ -600,6 +612,53 @@ class LoopBuild:
                                         f"{s.lineno}")
         self.poisoned_after(before, [end])
         self.emit(K.While(cond, body, self.loc(s)))
+
+    def tensor_names(self) -> set[str]:
+        """The names of the function being built that hold a tensor in Triton 3.6 now: bound to
+        a run-time value, or to a number by a plain assignment (which makes it a tensor), and
+        no constexpr (a tl.constexpr binding or parameter, the variable of a tl.static_range
+        loop, a parameter given a number)."""
+        f = self.frame
+        names = set()
+        for name, st in f.env.items():
+            k = f.kir(name)
+            if name in f.constexprs or k in self.static_vars or k in self.static_bound:
+                continue
+            site = self.bound_at.get(k)
+            if st is None or st.kind == "const" and (
+                    isinstance(site, (ast.Assign, ast.AugAssign))
+                    or isinstance(site, ast.AnnAssign) and not constexpr_annotation(site)):
+                names.add(name)
+        return names
+
+    def carried_retyped(self, tensors: set[str], s: ast.stmt, static_bound: Optional[set] = None,
+                        where: str = "") -> None:
+        """Refuse a name that held a tensor when the run-time loop or `if` ``s`` was entered
+        (``tensors``, :meth:`tensor_names`) and that a tl.static_range loop of its body (or of
+        the branch ``where``, whose end ``static_bound`` describes) leaves bound to its
+        variable's last value, a constexpr: Triton 3.6 carries the name through the loop, or
+        yields it from the branch, and refuses its change of type ("Loop carried variable j
+        changed type", "initial value for `j` is of type int32[], but the then block redefines
+        it as constexpr[2]"). Read as the builder reads it (the unrolled iterations bind the
+        name to numbers, and no statement of the kernel IR assigns it), the next iteration, or
+        the code after the `if`, read the value from before: a kernel Triton refuses was
+        verified, and one whose Python reading differs (adversarial round 68)."""
+        f = self.frame
+        bound = self.static_bound if static_bound is None else static_bound
+        for name in sorted(tensors):
+            if name in f.env and f.kir(name) in bound:
+                kind = "loop" if isinstance(s, (ast.For, ast.While)) else "`if`"
+                triton = (f"Loop carried variable {name} changed type" if kind == "loop" else
+                          f"initial value for `{name}` is of type ..., but {where} "
+                          f"redefines it as constexpr[...]")
+                raise self.err(f"`{name}` holds a tensor when the {kind} at line {s.lineno} is "
+                               f"entered, and a tl.static_range loop of "
+                               f"{'its body' if kind == 'loop' else where} leaves it bound to a "
+                               f"constexpr (its variable's last value): Triton 3.6 "
+                               f"{'carries' if kind == 'loop' else 'yields'} `{name}` and "
+                               f"refuses the change of type (\"{triton}\"); name the "
+                               f"tl.static_range variable otherwise", s,
+                               check="unsupported-expression")
 
     def rebound(self, stmts: list[ast.stmt], node: ast.stmt) -> set[str]:
         """The names ``stmts`` assign. One that stands for a value read in place (a helper's or
