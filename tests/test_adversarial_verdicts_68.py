@@ -16,8 +16,9 @@ False verdicts, fixed:
   before the loop. So were a ``while`` loop around such a static loop and a static loop over a
   run-time parameter's name (``for N in tl.static_range(2)``), both refused by Triton. FIXED:
   frontend/build_loops.py ``tensor_names`` / ``carried_retyped`` (called by ``s_For`` for a
-  run-time loop and ``s_While``; ``static_bound``, kept by build.py, ``unrolled`` and
-  build_statements.py ``assign``): a name holding a tensor when the run-time loop is entered
+  run-time loop and ``s_While``; build_support.py ``Frame.static_bound``, kept by ``s_For``,
+  ``unrolled`` and build_statements.py ``assign``, per function, so that one partition's static
+  variable is no constexpr of another): a name holding a tensor when the run-time loop is entered
   that a tl.static_range of its body leaves bound to its variable is refused with Triton's
   words (unsupported-expression); and so is one a run-time `if` yields (``j = 0``, then ``if N
   > 0:`` over such a static loop, then ``w.acquire(j + 2)``: verified for every N >= 1, `j`
@@ -558,3 +559,15 @@ def test_a_static_range_variable_rebound_in_a_run_time_loop_of_its_body(tmp_path
     code, err = dump(tmp_path, capsys, kernel(writer, R6))
     expect(code, err, ("rejected", "[unsupported-expression]",
                        "or the variable of a tl.static_range loop before it"))
+
+
+def test_a_static_range_variable_of_one_partition_is_no_constexpr_of_another(tmp_path, capsys):
+    """The writer's `for N in tl.static_range(2)` leaves its own `N` a constexpr; the reader's
+    parameter `N`, rebound in its run-time loop (`N = N + 1`), is a tensor there (Triton
+    compiles each partition as a function of its own): verified. (Kept per function,
+    Frame.static_bound; kept per builder, the writer's name refused the reader's loop.)"""
+    writer = loop("for N in tl.static_range(2):", "tl.store(x_ptr + 256 + N, 1.0)") + loop(
+        "for p in range(6):", put("p"))
+    code, err = dump(tmp_path, capsys, kernel(writer, loop("for p in range(6):",
+                                                           get("p") + "N = N + 1")))
+    expect(code, err, "verified")

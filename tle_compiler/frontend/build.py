@@ -107,9 +107,6 @@ class Builder(NameBuild, StatementBuild, LoopBuild, ExpressionBuild, CallBuild, 
         self.helper_calls: set[ast.Call] = set()
         #: KIR names of the variables of the tl.static_range loops being built (constexprs)
         self.static_vars: set[str] = set()
-        #: KIR names a tl.static_range loop left bound to its variable's last value (a
-        #: constexpr in Triton) and nothing has bound again since (LoopBuild.carried_retyped)
-        self.static_bound: set[str] = set()
 
     # -- helpers ----------------------------------------------------------------------------
     @property

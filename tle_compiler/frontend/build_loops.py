@@ -118,9 +118,9 @@ class LoopBuild:
         self._merge(before, [end])
         f.env[s.target.id] = None
         if RANGES[path] and literal_trip_count(start, stop, step) != 0:
-            self.static_bound.add(f.kir(s.target.id))
+            f.static_bound.add(s.target.id)
         elif not RANGES[path]:
-            self.static_bound.discard(f.kir(s.target.id))
+            f.static_bound.discard(s.target.id)
         if RANGES[path] and literal_trip_count(start, stop, step) == 0:
             # a tl.static_range of no iteration: Triton 3.6 unrolls it to nothing, so neither
             # its variable nor a name its body binds is bound after it (a read is Triton's
@@ -376,7 +376,7 @@ class LoopBuild:
                 # the binding the tensor rules read), and one a run-time loop or `if` of the
                 # body must not rebind (constexpr_names)
                 self.bound_at.pop(f.kir(name), None)
-                self.static_bound.add(f.kir(name))
+                f.static_bound.add(name)
                 body = self.block(s.body)
                 out.extend(body)
                 size += unrolled_size(body)  # each iteration's statements counted once
@@ -622,7 +622,7 @@ class LoopBuild:
         names = set()
         for name, st in f.env.items():
             k = f.kir(name)
-            if name in f.constexprs or k in self.static_vars or k in self.static_bound:
+            if name in f.constexprs or k in self.static_vars or name in f.static_bound:
                 continue
             site = self.bound_at.get(k)
             if st is None or st.kind == "const" and (
@@ -644,9 +644,9 @@ class LoopBuild:
         the code after the `if`, read the value from before: a kernel Triton refuses was
         verified, and one whose Python reading differs (adversarial round 68)."""
         f = self.frame
-        bound = self.static_bound if static_bound is None else static_bound
+        bound = f.static_bound if static_bound is None else static_bound
         for name in sorted(tensors):
-            if name in f.env and f.kir(name) in bound:
+            if name in f.env and name in bound:
                 kind = "loop" if isinstance(s, (ast.For, ast.While)) else "`if`"
                 triton = (f"Loop carried variable {name} changed type" if kind == "loop" else
                           f"initial value for `{name}` is of type ..., but {where} "

@@ -236,7 +236,7 @@ class StatementBuild:
             f.env[target.id] = st
             f.placeholders.discard(target.id)
             self.static_vars.discard(f.kir(target.id))  # rebound: a tensor, no constexpr
-            self.static_bound.discard(f.kir(target.id))
+            f.static_bound.discard(target.id)
             f.undefined.pop(target.id, None)
             f.lost.discard(target.id)
             f.lost_buffers.pop(target.id, None)
@@ -502,7 +502,7 @@ class StatementBuild:
         self.rebound(s.body + s.orelse, s)
         before = dict(f.env)
         shapes_before, sites_before = dict(self.tuple_shapes), dict(self.bound_at)
-        static_before = set(self.static_bound)
+        static_before = set(f.static_bound)
         runtime = self.is_runtime(cond) or tensor
         self.depth += 1
         if runtime:
@@ -511,15 +511,15 @@ class StatementBuild:
             then = self.block(s.body)
             env_then = dict(f.env)
             shapes_then, sites_then = dict(self.tuple_shapes), dict(self.bound_at)
-            static_then = set(self.static_bound)
+            static_then = set(f.static_bound)
             f.env.clear()
             f.env.update(before)
             self.tuple_shapes = dict(shapes_before)
             self.bound_at = dict(sites_before)
-            self.static_bound = set(static_before)
+            f.static_bound = set(static_before)
             orelse = self.block(s.orelse)
             env_else = dict(f.env)
-            static_else = set(self.static_bound)
+            static_else = set(f.static_bound)
         finally:
             self.depth -= 1
             if runtime:
@@ -530,7 +530,7 @@ class StatementBuild:
         if runtime:  # (each branch's end: Triton's scf.if yields it)
             self.carried_retyped(tensors, s, static_then, "the then block")
             self.carried_retyped(tensors, s, static_else, "the else block")
-        self.static_bound = static_then & static_else
+        f.static_bound = static_then & static_else
         bound = self.tuples_bound_in_branches(
             s, (env_then, shapes_then, sites_then),
             (env_else, dict(self.tuple_shapes), dict(self.bound_at)), sites_before)

@@ -629,6 +629,10 @@ class Frame:
     # of an `if` on a runtime condition (visited in a scope of its own). Builder.s_AnnAssign
     # reads it.
     regions: list = field(default_factory=list)
+    # the names a tl.static_range loop of this function left bound to its variable (a constexpr
+    # in Triton: its last value, or the current one while it is built unrolled) and nothing has
+    # bound again since (LoopBuild.carried_retyped, ConstexprRules.constexpr_names)
+    static_bound: set = field(default_factory=set)
     # names a while loop's body assigns that were not bound before it: the builder puts them
     # in ``env`` (runtime values in the condition) before the body binds them
     placeholders: set = field(default_factory=set)

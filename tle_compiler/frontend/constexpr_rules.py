@@ -1,7 +1,7 @@
 """What Triton 3.6 makes a constexpr, and the kernels the builder refuses for it: a mixin of
 frontend/build.py's Builder, which supplies the state being built (``frame``, its ``env``,
-``regions`` and ``constexprs``, ``static_vars`` and ``static_bound``) and its reporting
-(``err``) and readings (``_folded_tensor``, ``is_runtime``, ``calls_helper``).
+``regions``, ``constexprs`` and ``static_bound``, and ``static_vars``) and its
+reporting (``err``) and readings (``_folded_tensor``, ``is_runtime``, ``calls_helper``).
 
 Triton keeps a name a constexpr where it is bound by `name: tl.constexpr = value`, where it is a
 kernel's constexpr parameter, a partition's (a jit function's) parameter given a constexpr or
@@ -146,11 +146,11 @@ class ConstexprRules:
         """The names of the function being built that are a constexpr in Triton as bound now
         (:attr:`Frame.constexprs`, the variable of a tl.static_range loop being built and not
         unrolled, ``static_vars``, and a name such a loop left bound to its variable's last
-        value, ``static_bound``; kept with a region of :attr:`Frame.regions` as it is
-        entered)."""
+        value, :attr:`Frame.static_bound`; kept with a region of :attr:`Frame.regions` as it
+        is entered)."""
         f = self.frame
         return frozenset(f.constexprs) | frozenset(
-            n for n in f.env if f.kir(n) in self.static_bound or f.kir(n) in self.static_vars)
+            n for n in f.env if n in f.static_bound or f.kir(n) in self.static_vars)
 
     def constexpr_rebound_in_region(self, name: str, node: ast.AST) -> None:
         """Refuse a plain assignment, in the body of a range / tl.range / while loop or a branch
