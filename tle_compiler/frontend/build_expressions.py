@@ -12,7 +12,8 @@ from ..ir import kernel as K
 from ..language.call_args import PROPAGATE_NAN
 from ..language.gpu import normalize_dtype
 from .build_support import (BINOPS, CMPOPS, Static, UNOPS, VERBS, compile_time_only,
-                            condition_fold, fold_body, has_effect, is_none, writes_memory)
+                            condition_fold, fold_body, has_effect, is_none,
+                            picked_at_compile_time, writes_memory)
 from .config_literal import entry_section
 from .folding import fold
 from .modules import shown
@@ -260,7 +261,7 @@ class ExpressionBuild:
 
     def undecided_choice(self, what: str, test: ast.expr, names: frozenset) -> None:
         """Stop the reading where the kernel's constexprs ``names``, unbound in this build,
-        decide which compile-time value (a pipe handle or a pipe) a name or an expression
+        decide which compile-time value (a pipe handle, a pipe or a buffer) a name or an expression
         holds (``what``, by the condition ``test``): Python and Triton take the branch the
         values choose, and only then is the value one the protocol view and the lowering
         have. A check of SPECIALIZABLE (as a pipe capacity read from constexprs is),
@@ -477,15 +478,19 @@ class ExpressionBuild:
             # the kernel IR is read once for every value of the kernel's constexpr parameters,
             # so an index the reading cannot fold cannot pick a tuple's item
             loop_var = self.is_runtime(index)
-            deciders = None if loop_var or st is None or st.kind != "tuple" or not all(
-                compile_time_only(x) for x in st.value) else self.kernel_constexprs_of(index)
+            deciders = None if loop_var else self.kernel_constexprs_of(index)
             if deciders:
-                # a pipe handle or a pipe a constexpr index picks from a tuple of them (`(wa,
-                # wb)[C]`, `ws[STAGE]`): read specialised, where the index folds, as a
-                # conditional expression choosing one is (adversarial round 66: refused, "a
-                # tuple's index must be a constant"); a tuple of other values keeps that rule
-                self.undecided_choice(f"`{ast.unparse(node)}` picks a pipe handle or a pipe",
-                                      node.slice, deciders)
+                # a tuple's item a constexpr index picks (`(wa, wb)[C]`, `ws[STAGE]`): read
+                # specialised, where the index folds, as a conditional expression choosing a
+                # handle is (adversarial round 66, for a tuple of pipe handles or pipes: refused,
+                # "a tuple's index must be a constant"; round 68: a tuple of shared buffers, of
+                # numbers or of tensors alike, `(2, 4)[C - 5]`, which Python and Triton 3.6
+                # pick at compile time just the same)
+                picks = "a pipe handle, a pipe or a buffer" if st is not None \
+                    and st.kind == "tuple" and all(picked_at_compile_time(x) for x in st.value) \
+                    else "a tuple's item"
+                self.undecided_choice(f"`{ast.unparse(node)}` picks {picks}", node.slice,
+                                      deciders)
             raise self.err(f"`{ast.unparse(node)}`: a tuple's index must be a constant when the "
                            f"kernel is read (a literal, a module constant, the variable of a "
                            f"tl.static_range loop of constant bounds, or a partition or helper "

@@ -10,8 +10,9 @@ from typing import Optional
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from .build_support import (MAX_UNROLLED_STATEMENTS, RANGES, STATIC_RANGE_ARGS, Static,
-                            TL_RANGE_ARGS, TL_RANGE_OPTIONS, literal_trip_count, names_of,
-                            unrolled_size, walk_no_defs)
+                            TL_RANGE_ARGS, TL_RANGE_OPTIONS, compile_time_only,
+                            literal_trip_count, names_of, unrolled_size, walk_no_defs)
+from .constexpr_rules import constexpr_annotation
 from .folding import fold
 
 
@@ -65,17 +66,22 @@ class LoopBuild:
             bounds = (start, stop, step)
             deciders = frozenset().union(*(self.kernel_constexprs_of(x) for x in bounds))
             if deciders and all(fold(x) is not None or self.kernel_constexprs_of(x)
-                                for x in bounds) and self.divides(s.body, s.target.id):
+                                for x in bounds) and (self.divides(s.body, s.target.id)
+                                                      or self.picks_by(s.body, s.target.id)):
                 # (adversarial round 67, round 66's open item) bounds the kernel's constexprs
                 # alone decide (`tl.static_range(2 * C)`): unrolled only where they are numbers,
                 # so the kernel is read specialised to them (as a pipe capacity of them is),
-                # where the loop built once with `p` a name refused `w.acquire(p // 2)` (only
-                # then: a loop the generic reading builds keeps its verdict for every value)
+                # where the loop built once with `p` a name refused `w.acquire(p // 2)`, or
+                # (adversarial round 68) a tuple's item `(wa, wb)[j]` or a handle `wa if j == 0
+                # else wb` it picks (only then: a loop the generic reading builds keeps its
+                # verdict for every value)
                 ordered = tuple(sorted(deciders))
                 raise self.needs_constexprs(
                     f"`{ast.unparse(it)}` is read unrolled, with bounds of "
                     "constexpr", ordered, " and the loop unrolled", self.loc(s), ordered)
         f = self.frame
+        # (its own variable is no name the loop carries)
+        tensors = self.tensor_names() - {s.target.id} if not RANGES[path] else set()
         carried = self.carry_tuples(s.body, s)
         stored = self.rebound(s.body, s)
         before = dict(f.env)
@@ -106,10 +112,15 @@ class LoopBuild:
                 f.carried_by.pop(name, None)
         if reads:
             self.module_read_rebound(reads, stored, literal_trip_count(start, stop, step), s)
+        self.carried_retyped(tensors, s)
         self.same_each_iteration(before, stored, s)
         end = dict(f.env)
         self._merge(before, [end])
         f.env[s.target.id] = None
+        if RANGES[path] and literal_trip_count(start, stop, step) != 0:
+            f.static_bound.add(s.target.id)
+        elif not RANGES[path]:
+            f.static_bound.discard(s.target.id)
         if RANGES[path] and literal_trip_count(start, stop, step) == 0:
             # a tl.static_range of no iteration: Triton 3.6 unrolls it to nothing, so neither
             # its variable nor a name its body binds is bound after it (a read is Triton's
@@ -179,6 +190,44 @@ class LoopBuild:
                 return True
         return False
 
+    def picks_by(self, body: list[ast.stmt], var: str, depth: int = 0) -> bool:
+        """Whether ``body`` (of a tl.static_range loop over ``var``) picks a value by ``var``
+        that the loop built once with ``var`` a name cannot pick: a subscript whose index reads
+        ``var`` (`(wa, wb)[j]`, `hs[j % 2]`: a tuple's item, or an index Triton 3.6 refuses of a
+        tensor), itself or in a helper it passes ``var`` to, or a conditional expression or an
+        `if` binding a name to a name whose test reads ``var`` where those names hold a pipe
+        handle, a pipe or a shared buffer (`wa if j == 0 else wb`). A choice among run-time
+        values (`a if j == 0 else b` of tensors) is no such pick: the loop built once reads it
+        for every iteration. (What :meth:`s_For` reads specialised to the kernel's constexprs
+        when they bound the loop, beside :meth:`divides`.)"""
+        def reads(x: ast.AST) -> bool:
+            return reads_names(x, {var})
+
+        def held(x: ast.expr) -> bool:
+            st = self.expr_static(x) if isinstance(x, ast.Name) else None
+            return compile_time_only(st) or st is not None and st.kind == "buffer"
+
+        for n in walk_no_defs(body):
+            if isinstance(n, ast.Subscript) and reads(n.slice):
+                return True
+            if depth == 0 and isinstance(n, ast.IfExp) and reads(n.test) and any(
+                    held(b) for b in (n.body, n.orelse)):
+                return True
+            if depth == 0 and isinstance(n, ast.If) and reads(n.test) and any(
+                    isinstance(a, ast.Assign) and any(
+                        held(x) for x in ([a.value] if isinstance(a.value, ast.Name) else
+                                          a.value.elts if isinstance(a.value, ast.Tuple)
+                                          else []))
+                    for a in n.body + n.orelse):
+                return True
+            if not isinstance(n, ast.Call) or depth >= 8:
+                continue
+            helper = self.helper_given(n, reads)
+            if helper is not None and any(self.picks_by(helper[0].body, name, depth + 1)
+                                          for name in helper[1]):
+                return True
+        return False
+
     def divides(self, body: list[ast.stmt], var: str, depth: int = 0) -> bool:
         """Whether a pipe event of ``body`` (`x.acquire / commit / wait / release(...)`), or of
         a helper it calls, takes an index that divides ``var`` or takes its remainder, itself
@@ -211,6 +260,16 @@ class LoopBuild:
             if depth < 8 and any(reads_names(a, {var} | names) for a in bounds) and isinstance(
                     n.target, ast.Name) and (self.divides(n.body, n.target.id, depth + 1)
                                              or self.indexes_by(n.body, n.target.id, depth + 1)):
+                return True
+            # (adversarial round 68) an `if` around pipe events (or helper calls) whose test
+            # takes a quotient of the variable (`if p // 2 == 1:`): each unrolled iteration's
+            # test is a number in Triton 3.6, where the loop built once refused it
+            # (non-affine-if). (A remainder, `if p % 2 == 0:`, the protocol view reads as it is.)
+            if isinstance(n, ast.If) and any(
+                    isinstance(x, ast.BinOp) and isinstance(x.op, ast.FloorDiv)
+                    and reads_names(x, {var}) for x in ast.walk(n.test)) and any(
+                    isinstance(c, ast.Call) and isinstance(c.func, ast.Name) or indexed_verb(c)
+                    for c in walk_no_defs(n.body + n.orelse)):
                 return True
             if not isinstance(n, ast.Call):
                 continue
@@ -314,8 +373,10 @@ class LoopBuild:
                 self.tuple_shapes.pop(f.kir(name), None)
                 self.runtime.discard(f.kir(name))
                 # a constexpr, whatever bound the name before (`j = 5`, a tensor, is no longer
-                # the binding the tensor rules read)
+                # the binding the tensor rules read), and one a run-time loop or `if` of the
+                # body must not rebind (constexpr_names)
                 self.bound_at.pop(f.kir(name), None)
+                f.static_bound.add(name)
                 body = self.block(s.body)
                 out.extend(body)
                 size += unrolled_size(body)  # each iteration's statements counted once
@@ -505,6 +566,7 @@ class LoopBuild:
                            f"else; move the else body after the loop (line {s.orelse[0].lineno})",
                            s, check="unsupported-control-flow")
         f = self.frame
+        tensors = self.tensor_names()
         carried = self.carry_tuples(s.body, s)
         stored = self.rebound(s.body, s)
         for node in ast.walk(s.test):
@@ -542,6 +604,7 @@ class LoopBuild:
             for name in carried:
                 f.carried.pop(name, None)
                 f.carried_by.pop(name, None)
+        self.carried_retyped(tensors, s)
         self.same_each_iteration(before, stored, s)
         end = dict(f.env)
         self._merge(before, [end])
@@ -549,6 +612,53 @@ class LoopBuild:
                                         f"{s.lineno}")
         self.poisoned_after(before, [end])
         self.emit(K.While(cond, body, self.loc(s)))
+
+    def tensor_names(self) -> set[str]:
+        """The names of the function being built that hold a tensor in Triton 3.6 now: bound to
+        a run-time value, or to a number by a plain assignment (which makes it a tensor), and
+        no constexpr (a tl.constexpr binding or parameter, the variable of a tl.static_range
+        loop, a parameter given a number)."""
+        f = self.frame
+        names = set()
+        for name, st in f.env.items():
+            k = f.kir(name)
+            if name in f.constexprs or k in self.static_vars or name in f.static_bound:
+                continue
+            site = self.bound_at.get(k)
+            if st is None or st.kind == "const" and (
+                    isinstance(site, (ast.Assign, ast.AugAssign))
+                    or isinstance(site, ast.AnnAssign) and not constexpr_annotation(site)):
+                names.add(name)
+        return names
+
+    def carried_retyped(self, tensors: set[str], s: ast.stmt, static_bound: Optional[set] = None,
+                        where: str = "") -> None:
+        """Refuse a name that held a tensor when the run-time loop or `if` ``s`` was entered
+        (``tensors``, :meth:`tensor_names`) and that a tl.static_range loop of its body (or of
+        the branch ``where``, whose end ``static_bound`` describes) leaves bound to its
+        variable's last value, a constexpr: Triton 3.6 carries the name through the loop, or
+        yields it from the branch, and refuses its change of type ("Loop carried variable j
+        changed type", "initial value for `j` is of type int32[], but the then block redefines
+        it as constexpr[2]"). Read as the builder reads it (the unrolled iterations bind the
+        name to numbers, and no statement of the kernel IR assigns it), the next iteration, or
+        the code after the `if`, read the value from before: a kernel Triton refuses was
+        verified, and one whose Python reading differs (adversarial round 68)."""
+        f = self.frame
+        bound = f.static_bound if static_bound is None else static_bound
+        for name in sorted(tensors):
+            if name in f.env and name in bound:
+                kind = "loop" if isinstance(s, (ast.For, ast.While)) else "`if`"
+                triton = (f"Loop carried variable {name} changed type" if kind == "loop" else
+                          f"initial value for `{name}` is of type ..., but {where} "
+                          f"redefines it as constexpr[...]")
+                raise self.err(f"`{name}` holds a tensor when the {kind} at line {s.lineno} is "
+                               f"entered, and a tl.static_range loop of "
+                               f"{'its body' if kind == 'loop' else where} leaves it bound to a "
+                               f"constexpr (its variable's last value): Triton 3.6 "
+                               f"{'carries' if kind == 'loop' else 'yields'} `{name}` and "
+                               f"refuses the change of type (\"{triton}\"); name the "
+                               f"tl.static_range variable otherwise", s,
+                               check="unsupported-expression")
 
     def rebound(self, stmts: list[ast.stmt], node: ast.stmt) -> set[str]:
         """The names ``stmts`` assign. One that stands for a value read in place (a helper's or

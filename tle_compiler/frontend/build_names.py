@@ -32,8 +32,8 @@ class NameBuild:
             loc = self.loc(node)
             if st is None and name in f.lost_by:
                 names, where = f.lost_by[name]
-                self.undecided_choice(f"`{name}` holds a pipe handle or a pipe that the `if` at "
-                                      f"line {where.lineno} chooses",
+                self.undecided_choice(f"`{name}` holds a pipe handle, a pipe or a buffer that the "
+                                      f"`if` at line {where.lineno} chooses",
                                       where.test, names)
             if st is None and name in f.lost_buffers:
                 # `b = scr` in one branch, `b = scr2` in the other: read as a runtime value, `b`

@@ -10,7 +10,7 @@ from typing import Optional, Union
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from .build_support import (BINOPS, MEMORY_CALLS, PURE_CALLS, PURE_METHODS, Static, VERBS,
-                            compile_time_only, condition_fold, has_events, names_of,
+                            condition_fold, has_events, names_of, picked_at_compile_time,
                             tensor_items_of)
 from .constexpr_rules import condition_type_refusal, constexpr_annotation
 from .folding import fold
@@ -236,6 +236,7 @@ class StatementBuild:
             f.env[target.id] = st
             f.placeholders.discard(target.id)
             self.static_vars.discard(f.kir(target.id))  # rebound: a tensor, no constexpr
+            f.static_bound.discard(target.id)
             f.undefined.pop(target.id, None)
             f.lost.discard(target.id)
             f.lost_buffers.pop(target.id, None)
@@ -542,10 +543,12 @@ class StatementBuild:
         """The `if` ``s`` whose condition (built as ``cond``) is not decided when the kernel is
         compiled: both branches built, the names they bind merged."""
         f = self.frame
+        tensors = self.tensor_names()
         carried = self.carry_tuples(s.body + s.orelse, s, "if")
         self.rebound(s.body + s.orelse, s)
         before = dict(f.env)
         shapes_before, sites_before = dict(self.tuple_shapes), dict(self.bound_at)
+        static_before = set(f.static_bound)
         runtime = self.is_runtime(cond) or tensor
         self.depth += 1
         if runtime:
@@ -554,12 +557,15 @@ class StatementBuild:
             then = self.block(s.body)
             env_then = dict(f.env)
             shapes_then, sites_then = dict(self.tuple_shapes), dict(self.bound_at)
+            static_then = set(f.static_bound)
             f.env.clear()
             f.env.update(before)
             self.tuple_shapes = dict(shapes_before)
             self.bound_at = dict(sites_before)
+            f.static_bound = set(static_before)
             orelse = self.block(s.orelse)
             env_else = dict(f.env)
+            static_else = set(f.static_bound)
         finally:
             self.depth -= 1
             if runtime:
@@ -567,6 +573,10 @@ class StatementBuild:
             for name in carried:
                 f.carried.pop(name, None)
                 f.carried_by.pop(name, None)
+        if runtime:  # (each branch's end: Triton's scf.if yields it)
+            self.carried_retyped(tensors, s, static_then, "the then block")
+            self.carried_retyped(tensors, s, static_else, "the else block")
+        f.static_bound = static_then & static_else
         bound = self.tuples_bound_in_branches(
             s, (env_then, shapes_then, sites_then),
             (env_else, dict(self.tuple_shapes), dict(self.bound_at)), sites_before)
@@ -577,7 +587,8 @@ class StatementBuild:
         deciders = self.kernel_constexprs_of(cond) if folded is None and not runtime else None
         if deciders:
             for name in f.lost - lost_before:
-                if any(compile_time_only(env.get(name)) for env in (env_then, env_else)):
+                if any(picked_at_compile_time(env.get(name))
+                       for env in (env_then, env_else)):
                     f.lost_by[name] = (deciders, s)
         if runtime:
             self.poisoned_after(before, [env_then, env_else])

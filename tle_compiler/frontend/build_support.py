@@ -629,6 +629,10 @@ class Frame:
     # of an `if` on a runtime condition (visited in a scope of its own). Builder.s_AnnAssign
     # reads it.
     regions: list = field(default_factory=list)
+    # the names a tl.static_range loop of this function left bound to its variable (a constexpr
+    # in Triton: its last value, or the current one while it is built unrolled) and nothing has
+    # bound again since (LoopBuild.carried_retyped, ConstexprRules.constexpr_names)
+    static_bound: set = field(default_factory=set)
     # names a while loop's body assigns that were not bound before it: the builder puts them
     # in ``env`` (runtime values in the condition) before the body binds them
     placeholders: set = field(default_factory=set)
@@ -650,6 +654,21 @@ def compile_time_only(st: Optional[Static]) -> bool:
     if st.kind == "tuple":
         return any(compile_time_only(x) for x in st.value)
     return st.kind in ("handle", "pipe")
+
+
+def picked_at_compile_time(st: Optional[Static]) -> bool:
+    """Whether ``st`` is (or holds) a pipe handle, a pipe (:func:`compile_time_only`) or a
+    shared buffer: a value only the kernel's reading picks, so that a choice of it that the
+    kernel's constexprs make (`if C > 3: fb = fa else: fb = fc`, `(fa, fc)[C - 5]`) is read
+    specialised to them, where the choice folds (adversarial round 68: the generic reading
+    refused such a buffer, unknown-buffer or "a tuple's index must be a constant"). A
+    conditional expression choosing a buffer keeps reaching both (docs/semantics.md "Free
+    shared buffers"), which holds for every value."""
+    if st is None:
+        return False
+    if st.kind == "tuple":
+        return any(picked_at_compile_time(x) for x in st.value)
+    return st.kind in ("handle", "pipe", "buffer")
 
 
 def is_none(e: K.Expr) -> bool:

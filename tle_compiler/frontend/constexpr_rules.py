@@ -1,11 +1,12 @@
 """What Triton 3.6 makes a constexpr, and the kernels the builder refuses for it: a mixin of
 frontend/build.py's Builder, which supplies the state being built (``frame``, its ``env``,
-``regions`` and ``constexprs``) and its reporting (``err``) and readings (``_folded_tensor``,
-``is_runtime``, ``calls_helper``).
+``regions``, ``constexprs`` and ``static_bound``, and ``static_vars``) and its
+reporting (``err``) and readings (``_folded_tensor``, ``is_runtime``, ``calls_helper``).
 
 Triton keeps a name a constexpr where it is bound by `name: tl.constexpr = value`, where it is a
-kernel's constexpr parameter, or a partition's (a jit function's) parameter given a constexpr or
-a number; a plain assignment makes a name a tensor (visit_Assign). From that follow three
+kernel's constexpr parameter, a partition's (a jit function's) parameter given a constexpr or
+a number, or the variable of a tl.static_range loop (after it too: its last value); a plain
+assignment makes a name a tensor (visit_Assign). From that follow three
 refusals, each a kernel the frontend had verified and Triton does not compile:
 
 - a constexpr rebound in the body of a loop or a branch of an `if` on a run-time value
@@ -143,9 +144,13 @@ class ConstexprRules:
 
     def constexpr_names(self) -> frozenset:
         """The names of the function being built that are a constexpr in Triton as bound now
-        (:attr:`Frame.constexprs`; kept with a region of :attr:`Frame.regions` as it is
-        entered)."""
-        return frozenset(self.frame.constexprs)
+        (:attr:`Frame.constexprs`, the variable of a tl.static_range loop being built and not
+        unrolled, ``static_vars``, and a name such a loop left bound to its variable's last
+        value, :attr:`Frame.static_bound`; kept with a region of :attr:`Frame.regions` as it
+        is entered)."""
+        f = self.frame
+        return frozenset(f.constexprs) | frozenset(
+            n for n in f.env if n in f.static_bound or f.kir(n) in self.static_vars)
 
     def constexpr_rebound_in_region(self, name: str, node: ast.AST) -> None:
         """Refuse a plain assignment, in the body of a range / tl.range / while loop or a branch
@@ -157,7 +162,8 @@ class ConstexprRules:
         for region in self.frame.regions:
             if region[0] == "region" and name in region[1]:
                 raise self.err(f"`{name}` is a constexpr in Triton (a tl.constexpr binding "
-                               f"or parameter), and this assignment in the body of a loop or a "
+                               f"or parameter, or the variable of a tl.static_range loop before "
+                               f"it), and this assignment in the body of a loop or a "
                                f"branch of an `if` on a runtime value makes it a tensor: Triton "
                                f"3.6 refuses a name whose type the loop or the branch changes; "
                                f"bind the new value to another name", node,
