@@ -139,7 +139,7 @@ def shapes(path, name: str = "k", **cx) -> list[str]:
 
 
 @pytest.mark.parametrize("rebind", ["STAGES = 1", "STAGES = N", "STAGES, _ = 1, 0",
-                                    "STAGES = STAGES - 1", "STAGES += -1", "[STAGES] = [1]",
+                                    "STAGES = STAGES - 1", "STAGES += -1", "(STAGES,) = (1,)",
                                     "STAGES = tl.constexpr(1)",
                                     "for STAGES in tl.static_range(1, 2):\n        pass"])
 def test_capacity_constexpr_bound_again_in_the_kernel_body_is_refused(tmp_path, capsys, rebind):

@@ -1092,7 +1092,8 @@ def drain(p, extra, y_ptr, N):
 #     returning the result handle with a tile; the caller reads the slot again and releases it.
 KERNELS["helper_nested_tuple"] = HEAD + '''
 def get(args):
-    (r, k), i = args
+    rk, i = args
+    r, k = rk
     res = r.wait(i)
     return res, tl.load(tle.gpu.local_ptr(res.slot.t)) + k
 
@@ -1124,7 +1125,7 @@ def drain(p, y_ptr, N):
 
 
 # 26. Nested tuples as partition arguments: the writer gets ((pipe, (x_ptr, N)), 3) and unpacks
-#     it in two steps, the reader gets (y_ptr, (pipe, N + 1)) and indexes it; a constant item
+#     it a level a statement (Triton 3.6 refuses a nested target), the reader gets (y_ptr, (pipe, N + 1)) and indexes it; a constant item
 #     (3, folded into the fill) rides along with runtime items at every depth.
 KERNELS["tuple_arg_nested"] = HEAD + '''
 @tle.jit(num_warps=4)
@@ -1137,7 +1138,8 @@ def tuple_arg_nested(x_ptr, y_ptr, N):
 
 def fill(args):
     inner, k = args
-    p, (x_ptr, n) = inner
+    p, xn = inner
+    x_ptr, n = xn
     offs = tl.arange(0, BM)[:, None] * BN + tl.arange(0, BN)[None, :]
     w = p.writer()
     for i in range(n + 1):
