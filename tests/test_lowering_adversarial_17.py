@@ -59,6 +59,14 @@ Wrong and fixed:
   s[-1]``: refused as "`s` is no tuple", where Triton and the lowering read the tuple (an
   item an i32 there, of the same value). Read as data, as ``t.shape[-1]`` is
   (frontend/walker.py, the subscript of a value bound to a ``.shape``).
+* test_a_pointer_tensor_in_a_comparison_or_arithmetic_is_refused_at_its_line: ``(y_ptr +
+  offs) < (y_ptr + 5)``, ``y_ptr + offs > 0``, ``(y_ptr + offs) - y_ptr``, ``q * 2`` of ``q =
+  y_ptr + offs``: Triton 3.6 takes a pointer only in ``ptr + int``, ``int + ptr`` and ``ptr -
+  int`` ("invalid operands of type pointer"); the reading refused a pointer argument there but
+  not a pointer tensor whose offsets' kind it does not follow, verified it, and the compile
+  failed. A pointer plus anything is now a pointer (or an operation Triton refuses) for these
+  rules (frontend/triton_rules.py ``surely_pointer``, ``operand_kind_rule``;
+  walk_conditions.py ``_e_Compare``).
 * test_a_name_bound_to_a_number_outside_i32_is_refused_in_true_words: ``x = 2**31`` then ``M +
   x`` (``x = 2**63 - 1``, ``x = 2**40`` with ``*``, ``//``, ``&``, ``tl.where``) was refused
   saying that Triton refuses the scalar, which it does not: a plain assignment makes a tensor
@@ -264,3 +272,26 @@ def test_an_item_past_the_end_of_a_shape_is_refused_at_its_line(tmp_path):
     _plain_refuses(tmp_path, body, "int32", "list index out of range")
     _refused_at_line(tmp_path, body, "int32", "tuple index 2 out of range",
                      where="tl.store(y_ptr")
+
+
+# ------------------------------------------------------------------ pointer tensors
+
+@pytest.mark.parametrize("body, where", [
+    (S % "t + ((y_ptr + offs) < (y_ptr + 5)).to(tl.int32)", ""),
+    (S % "t + (y_ptr + offs > 0).to(tl.int32)", ""),
+    (S % "t + ((y_ptr + offs) - y_ptr).to(tl.int32)", ""),
+    ("q = y_ptr + offs\n" + S % "t + (q * 2).to(tl.int64).to(tl.int32)", "tl.store(y_ptr"),
+], ids=["compare-pointers", "compare-number", "pointer-difference", "product"])
+def test_a_pointer_tensor_in_a_comparison_or_arithmetic_is_refused_at_its_line(tmp_path, body,
+                                                                               where):
+    _plain_refuses(tmp_path, body, "int32", "invalid operands of type pointer")
+    _refused_at_line(tmp_path, body, "int32", "Triton 3.6 refuses", where=where)
+
+
+@pytest.mark.parametrize("body", [
+    "q = offs + y_ptr\ntl.store(q + 1, t * 2)",
+    "q = y_ptr + offs\ntl.store(q - 1 + p * 2048, t * 2)",
+    "tl.store(tl.where(t > 0, y_ptr + offs, y_ptr + offs + 1), t * 2)",
+])
+def test_a_pointer_tensor_plus_or_minus_integers_still_lowers(tmp_path, body):
+    _same_as_triton(tmp_path, body, "int32")

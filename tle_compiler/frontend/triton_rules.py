@@ -636,6 +636,25 @@ class TritonRules:
             return "int"
         return self.kind_of_dtype(self.tile_dtype(e))
 
+    def surely_pointer(self, e: K.Expr, seen: frozenset = frozenset()) -> bool:
+        """Whether ``e`` is a pointer in Triton 3.6 or an operation Triton refuses: a pointer
+        (:meth:`operand_type`), or ``+`` / ``-`` with a pointer on the left (``+``: on either
+        side), through the names bound to them, whatever the other operand is (an integer
+        keeps the pointer; a float or another pointer Triton refuses in the ``+`` / ``-``
+        itself). ``y_ptr + offs`` of an ``offs`` whose kind :meth:`operand_type` does not
+        follow (a sum of expanded aranges) is one, so a comparison of it is refused as Triton
+        refuses it (lowering adversarial round 17: it was verified and did not compile)."""
+        while isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            node = v.node if isinstance(v, Data) and not v.shared else None
+            if node is None or id(node) in seen or isinstance(node, K.Name):
+                return self.operand_type(e) == "ptr"
+            seen, e = seen | {id(node)}, node
+        if isinstance(e, K.BinOp):
+            return e.op in ("+", "-") and (self.surely_pointer(e.lhs, seen) or e.op == "+"
+                                           and self.surely_pointer(e.rhs, seen))
+        return self.operand_type(e, seen) == "ptr"
+
     @staticmethod
     def kind_of_dtype(dt: Optional[str]) -> Optional[str]:
         """:meth:`operand_type`'s kind of the element type ``dt`` (None: a bool or not known)."""
@@ -653,6 +672,15 @@ class TritonRules:
         compile."""
         a, b = (self.operand_type(x) for x in (e.lhs, e.rhs))
         if a is None or b is None:
+            lp, rp = (self.surely_pointer(x) for x in (e.lhs, e.rhs))
+            if (lp or rp) and not (e.op == "+" and not (lp and rp)
+                                   or e.op == "-" and lp and not rp):
+                # a pointer beside an operand of a kind not followed (`(y_ptr + offs) -
+                # y_ptr`): Triton refuses the operator whatever that operand is
+                raise self.err(f"`{self.src(e)}`: `{e.op}` of a pointer, which Triton 3.6 refuses "
+                               f"(a pointer only in `ptr + int`, `int + ptr` and `ptr - int`: "
+                               f"\"invalid operands of type pointer\")", e,
+                               check="unsupported-expression")
             return
         why = None
         if "ptr" in (a, b):
