@@ -264,13 +264,9 @@ class Walker(ConditionWalk, ArithmeticWalk, CallWalk, LoopWalk, WalkRules, Trito
             # of its use, `local_ptr` or a TMA copy; a tile loaded from one is a register
             # tensor, which an integer index is refused of below)
             return replace(base, node=e, key=None, hint=None, why=None)
-        if ints and not isinstance(base, (TupleV, *HANDLES)) and any(
-                isinstance(x, K.SlotField) and x.field == "shape"
-                for x in (e.value, base.node if isinstance(base, Data) else None)):
-            # `t.shape[1]` of a register tensor: a compile-time number in Triton, data here;
-            # so is an item of a name bound to it (`s = t.shape`, then `s[-1]`: refused as no
-            # tuple until lowering adversarial round 17, where Triton and the lowering read
-            # the tuple of numbers)
+        if ints and isinstance(e.value, K.SlotField) and e.value.field == "shape" \
+                and not isinstance(base, (TupleV, *HANDLES)):
+            # `t.shape[1]` of a register tensor: a compile-time number in Triton, data here
             return Data(node=e, fields=base.fields if isinstance(base, Data) else frozenset())
         if ints and isinstance(e.value, K.Op) and any(
                 k == "return_indices" and not (isinstance(v, K.Const) and not v.value)
