@@ -5,9 +5,10 @@ warp_specialize, the Gluon read against plain Triton 3.6 for the same code.
 Tried (round 13's harness: each a statement ``S`` in the reader of round 5's template, ``t`` the
 [32, 64] tile loaded from the slot; the lowered Gluon compiled for sm_90a on the CPU and the same
 ``S`` in a plain Triton 3.6 kernel compiled alike, the operations of each TTGIR compared once
-those of a store of ``t`` are taken away; for scalar code the scalar operations compared too;
-for the kernel body the same statements before warp_specialize, their result handed to the
-reader): i32 / i64 / uint32 / uint8 index arithmetic past 2^31 (``offs * stride`` widened and
+those of a store of ``t`` are taken away, and the splatted constants, which the operation
+counts leave out (test_folded_constants_are_tritons); for scalar code the scalar operations
+compared too; for the kernel body the same statements before warp_specialize, their result
+handed to the reader): i32 / i64 / uint32 / uint8 index arithmetic past 2^31 (``offs * stride`` widened and
 not, ``<<`` by 32, 33, 40 and a run-time amount, ``>>`` by -1, uint32 ``//`` / ``%`` / unary
 ``-``, uint32 compared with -1 and with 3000000000), pointer offsets of int8 / uint8 / int16 /
 uint32 / uint64 / bool tiles and scalars, ``ptr - u8`` (Triton negates in 8 bits and widens
@@ -94,13 +95,15 @@ Python's integers).
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from tle_compiler.diagnostics import TleVerificationWarning  # noqa: E402
 
 from tests.test_lowering_adversarial_5 import REG, _dump, _write  # noqa: E402
 from tests.test_lowering_adversarial_13 import (S, _plain, _plain_refuses,  # noqa: E402
-                                                _refused_at_line, _same_as_triton)
+                                                _refused_at_line, _same_as_triton, _tle)
 
 pytestmark = pytest.mark.filterwarnings(f"ignore::{TleVerificationWarning.__module__}."
                                         f"{TleVerificationWarning.__name__}")
@@ -291,3 +294,26 @@ def test_a_pointer_tensor_in_a_comparison_or_arithmetic_is_refused_at_its_line(t
 ])
 def test_a_pointer_tensor_plus_or_minus_integers_still_lowers(tmp_path, body):
     _same_as_triton(tmp_path, body, "int32")
+
+
+# ------------------------------------------------------------------ folded constants
+
+def _dense_constants(ir: str) -> list:
+    """The splatted constants of a TTGIR with their element types: the operation counts the
+    other tests compare leave constants out, and a value both compiles fold (``s[0] // -3``
+    above) differs only there."""
+    return sorted(set(re.findall(r"arith\.constant dense<([^>]*)> : tensor<[^,>]*?(\w+)[,>]",
+                                 ir)))
+
+
+@pytest.mark.parametrize("body", [
+    S % "t + 7 // -2 + 7 % -2 + (-7) // 2",
+    S % "t + t.shape[-1] // -3 + t.shape[-2] % -5",
+    S % "tl.minimum(t.to(tl.uint8), -1)",
+    S % "tl.where(t > 0, 2**40, 2)",
+    "u = t\nfor i in tl.static_range(-3, 0):\n    u = u + i // 2 + i % 2\n" + S % "u",
+])
+def test_folded_constants_are_tritons(tmp_path, body):
+    tle, ref = _dense_constants(_tle(tmp_path, body, "int32")), \
+        _dense_constants(_plain(tmp_path, body, "int32"))
+    assert tle == ref and tle, (tle, ref)
