@@ -164,10 +164,18 @@ class CallBuild:
             self.constexpr_operands(f"`{ast.unparse(node)}`",
                                     [*node.args[:1], *(k.value for k in node.keywords
                                                        if k.arg == "axis")])
-        elif short in ("tl.zeros", "tl.full") and node.args \
-                and isinstance(node.args[0], (ast.List, ast.Tuple)):
-            self.constexpr_operands(f"the shape of `{ast.unparse(node)}`",
-                                    list(node.args[0].elts))
+        elif short in ("tl.zeros", "tl.full", "tl.reshape", "tl.broadcast_to"):
+            # a shape takes compile-time integers: a local tensor there, an item written in
+            # the call or the whole shape given as a name a plain assignment bound (`s =
+            # t.shape` or `s = (32, 64)`, whose items Triton's visit_Assign made tensors: "Shape
+            # element 0 must have type `constexpr[int]`"; the reading folded the name and the
+            # kernel compiled until lowering adversarial round 17)
+            first = 0 if short in ("tl.zeros", "tl.full") else 1
+            given = [*(node.args[first:] if first else node.args[:1]),
+                     *(k.value for k in node.keywords if k.arg == "shape")]
+            items = [x for g in given
+                     for x in (g.elts if isinstance(g, (ast.List, ast.Tuple)) else (g,))]
+            self.constexpr_operands(f"the shape of `{ast.unparse(node)}`", items)
         if path.startswith("triton."):
             return self.host_function(path, node), None
         saved, self.not_triton = self.not_triton, self.not_triton or path == "tle_compiler.assume"

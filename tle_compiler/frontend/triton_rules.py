@@ -21,6 +21,7 @@ and its reporting (``err``, ``src``, ``static_int``, ``k``).
 from __future__ import annotations
 
 import ast
+import operator
 import re
 from dataclasses import replace
 from math import prod
@@ -119,10 +120,10 @@ class TritonRules:
             loaded = self.loaded_slot_shape(e)
             return (loaded, True) if loaded is not None else unknown
         if name == "arange" and len(e.args) == 2:
-            lo, hi = (self.literal_int(a) for a in e.args)
+            lo, hi = (self.literal_expr_int(a) for a in e.args)
             return ((hi - lo if isinstance(lo, int) and isinstance(hi, int) else None),), True
         if name in ("zeros", "full") and e.args and isinstance(e.args[0], K.TupleExpr):
-            dims = [self.literal_int(d) for d in e.args[0].items]
+            dims = [self.literal_expr_int(d) for d in e.args[0].items]
             return tuple(d if isinstance(d, int) else None for d in dims), True
         if name in self.REDUCTIONS and e.args:
             axis = e.args[1] if len(e.args) > 1 else e.kw("axis")
@@ -168,6 +169,17 @@ class TritonRules:
             for a in sorted(a % rank for a in idx):
                 out.insert(a, 1)
             return tuple(out), True
+        if name == "broadcast_to" and len(e.args) >= 2 and not e.kwargs:
+            # the shape it is given (one tuple or several integers), which Triton's
+            # broadcast_to returns (shape_operand_rule refuses one the operand cannot take), so
+            # that an operand beside it is checked: `t + tl.broadcast_to(r, (16, 64))` of a
+            # [32, 64] t was verified, where Triton refuses the sum (lowering adversarial
+            # round 17)
+            shape = e.args[1].items if len(e.args) == 2 and isinstance(
+                e.args[1], K.TupleExpr) else e.args[1:]
+            if len(shape) == 1 and self.literal_expr_int(shape[0]) is None:
+                return unknown  # (one operand that may be a tuple: `t.shape`, a name)
+            return tuple(self.literal_expr_int(d) for d in shape), True
         if name in ("reshape", "ravel"):
             # the shape it is given (Triton's unwrapping of one tuple or of several integers;
             # ravel: the operand's element count), so that a store of it into a slot of another
@@ -213,6 +225,29 @@ class TritonRules:
             return int(v) if isinstance(v, int) else None
         v = self.env.get(e.id) if isinstance(e, K.Name) else None
         return self.static_int(v) if v is not None else None
+
+    #: Python's operators on two integers, as Triton 3.6 computes them on two constexprs
+    CONSTEXPR_INT_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul,
+                         "//": operator.floordiv, "%": operator.mod, "**": operator.pow,
+                         "<<": operator.lshift, ">>": operator.rshift, "&": operator.and_,
+                         "|": operator.or_, "^": operator.xor}
+
+    def literal_expr_int(self, e: K.Expr) -> Optional[int]:
+        """:meth:`literal_int`, and an operator of two such integers computed as Python (and
+        Triton, on constexprs) computes it: `2**31 - 64` is a compile-time bound in Triton,
+        which its rules check at that value. None where a division by zero or a negative
+        shift or power leaves no integer."""
+        if isinstance(e, K.BinOp) and e.op in self.CONSTEXPR_INT_OPS:
+            a, b = self.literal_expr_int(e.lhs), self.literal_expr_int(e.rhs)
+            if a is None or b is None or (e.op in ("//", "%") and b == 0) \
+                    or (e.op in ("<<", ">>", "**") and b < 0) \
+                    or (e.op in ("**", "<<") and b > 256):
+                return None
+            return self.CONSTEXPR_INT_OPS[e.op](a, b)
+        if isinstance(e, K.UnaryOp) and e.op == "-":
+            v = self.literal_expr_int(e.operand)
+            return -v if v is not None else None
+        return self.literal_int(e)
 
     def reshape_rules(self, name: str, node: K.Op) -> None:
         """Refuse a ``tl.reshape`` / ``tl.ravel`` the lowering could not translate, by its rules
@@ -502,12 +537,15 @@ class TritonRules:
         """Refuse a ``tl.arange`` or ``tl.zeros`` / ``tl.full`` of compile-time bounds or shape
         that Triton 3.6 refuses (semantic.arange, _utils.validate_block_shape): a bound outside
         i32, an end not above the start, a range or a dimension that is no power of two, more
-        than 2^20 elements. It was verified, and the lowering emitted it for Gluon to refuse."""
+        than 2^20 elements. It was verified, and the lowering emitted it for Gluon to refuse.
+        A bound in [2^31, 2^32) (``tl.arange(2**31 - 64, 2**31)``) passes Triton's i32 check,
+        which shifts by 32 bits, and its builder refuses it: refused alike (lowering adversarial
+        round 17; it was verified, and in the kernel body, unused, it even compiled)."""
         why = None
         if name == "arange":
             if len(node.args) != 2 or node.kwargs:
                 return
-            start, end = (self.literal_int(a) for a in node.args)
+            start, end = (self.literal_expr_int(a) for a in node.args)
             if any(isinstance(a, (K.Const, K.Global)) and isinstance(a.value, float)
                    for a in node.args):
                 why = "arange's arguments must be of type tl.constexpr"  # an int, not a float
@@ -515,6 +553,10 @@ class TritonRules:
                 return
             elif start >> 32 or end >> 32:
                 why = "arange must fit in int32"
+            elif start >= 2 ** 31 or end >= 2 ** 31:
+                # (Triton's own check shifts by 32 bits, so a bound in [2^31, 2^32) passes it,
+                # and its builder's create_make_range, which takes two i32s, refuses it)
+                why = "create_make_range(): incompatible function arguments"
             elif end <= start:
                 why = "arange's end argument must be greater than the start argument"
             elif (end - start) & (end - start - 1):
@@ -525,7 +567,7 @@ class TritonRules:
         else:
             if not node.args or not isinstance(node.args[0], K.TupleExpr):
                 return
-            dims = [self.literal_int(d) for d in node.args[0].items]
+            dims = [self.literal_expr_int(d) for d in node.args[0].items]
             numel = 1
             for i, d in enumerate(dims):
                 if d is None:
@@ -594,6 +636,25 @@ class TritonRules:
             return "int"
         return self.kind_of_dtype(self.tile_dtype(e))
 
+    def surely_pointer(self, e: K.Expr, seen: frozenset = frozenset()) -> bool:
+        """Whether ``e`` is a pointer in Triton 3.6 or an operation Triton refuses: a pointer
+        (:meth:`operand_type`), or ``+`` / ``-`` with a pointer on the left (``+``: on either
+        side), through the names bound to them, whatever the other operand is (an integer
+        keeps the pointer; a float or another pointer Triton refuses in the ``+`` / ``-``
+        itself). ``y_ptr + offs`` of an ``offs`` whose kind :meth:`operand_type` does not
+        follow (a sum of expanded aranges) is one, so a comparison of it is refused as Triton
+        refuses it (lowering adversarial round 17: it was verified and did not compile)."""
+        while isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            node = v.node if isinstance(v, Data) and not v.shared else None
+            if node is None or id(node) in seen or isinstance(node, K.Name):
+                return self.operand_type(e) == "ptr"
+            seen, e = seen | {id(node)}, node
+        if isinstance(e, K.BinOp):
+            return e.op in ("+", "-") and (self.surely_pointer(e.lhs, seen) or e.op == "+"
+                                           and self.surely_pointer(e.rhs, seen))
+        return self.operand_type(e, seen) == "ptr"
+
     @staticmethod
     def kind_of_dtype(dt: Optional[str]) -> Optional[str]:
         """:meth:`operand_type`'s kind of the element type ``dt`` (None: a bool or not known)."""
@@ -611,6 +672,15 @@ class TritonRules:
         compile."""
         a, b = (self.operand_type(x) for x in (e.lhs, e.rhs))
         if a is None or b is None:
+            lp, rp = (self.surely_pointer(x) for x in (e.lhs, e.rhs))
+            if (lp or rp) and not (e.op == "+" and not (lp and rp)
+                                   or e.op == "-" and lp and not rp):
+                # a pointer beside an operand of a kind not followed (`(y_ptr + offs) -
+                # y_ptr`): Triton refuses the operator whatever that operand is
+                raise self.err(f"`{self.src(e)}`: `{e.op}` of a pointer, which Triton 3.6 refuses "
+                               f"(a pointer only in `ptr + int`, `int + ptr` and `ptr - int`: "
+                               f"\"invalid operands of type pointer\")", e,
+                               check="unsupported-expression")
             return
         why = None
         if "ptr" in (a, b):
@@ -793,7 +863,7 @@ class TritonRules:
         elif name == "broadcast_to" and len(node.args) >= 2 and not node.kwargs:
             shape = node.args[1].items if len(node.args) == 2 and isinstance(
                 node.args[1], K.TupleExpr) else node.args[1:]
-            want = [self.literal_int(d) for d in shape]
+            want = [self.literal_expr_int(d) for d in shape]
             dims, exact = self.block_dims(node.args[0])
             if exact and dims and None not in want:
                 if len(dims) > len(want):

@@ -269,6 +269,22 @@ class ArithmeticWalk:
             what = (f"`{self.src(node)}`, which a plain assignment binds to a compile-time number "
                     f"(an i32 tensor there, as in Triton)" if tensor else
                     f"`{self.src(node)}`, an i32 computed at run time")
+            if not self.python_number(other_node):
+                # a plain name bound once to the number (the lowering spells it
+                # `gl.to_tensor(c)`), or a helper's result: Triton 3.6 makes a tensor of it
+                # (semantic.to_tensor) and computes in the promoted type; the verifier reads
+                # Python's integers, so it stays refused, in true words (it said Triton refuses
+                # the scalar: `x = 2**31` then `M + x` compiles there; adversarial round 17)
+                kind = ("uint32" if 2 ** 31 <= c < 2 ** 32 else "int64" if -2 ** 63 <= c < 2 ** 63
+                        else "uint64")
+                raise self.err(f"`{self.src(e)}` computes {what} with `{self.src(other_node)}`, "
+                               f"the compile-time integer {c}, outside i32, which Triton 3.6 "
+                               f"holds as {'an' if kind == 'int64' else 'a'} {kind} tensor: "
+                               f"`{op}` computes in that type there "
+                               f"(wrapping, {'unsigned' if kind != 'int64' else 'in 64 bits'}), "
+                               f"where the verifier reads Python's integers; widen the operand "
+                               f"first (`.to(tl.int64)`) and write the number where it is used",
+                               e, check="unsupported-expression")
             raise self.err(f"`{self.src(e)}` computes {what} with the compile-time integer {c}, "
                            f"outside i32: Triton 3.6 computes `{op}` in the tensor's type and "
                            f"refuses the scalar (\"Scalar {c} is out of range for type int32\"), "

@@ -286,9 +286,13 @@ class ConditionWalk:
         self.broadcast_rule(e, (e.lhs, e.rhs))
         self.number_beside_tensor(e, (e.lhs, e.rhs))
         kinds = [self.operand_type(x) for x in (e.lhs, e.rhs)]
-        if "ptr" in kinds and None not in kinds:
+        if "ptr" in kinds and None not in kinds or any(
+                self.surely_pointer(x) for x in (e.lhs, e.rhs)):
             # Triton 3.6 compares no pointer, with an integer, a float or another pointer
-            # ("invalid operands of type pointer<fp32> and ..."): it was verified
+            # ("invalid operands of type pointer<fp32> and ..."): it was verified; so is a
+            # pointer tensor beside anything (`y_ptr + offs > y_ptr`, adversarial round 17)
+            kinds = ["ptr" if self.surely_pointer(x) else k or "value"
+                     for x, k in zip((e.lhs, e.rhs), kinds)]
             raise self.err(f"`{self.src(e)}`: `{e.op}` of a {kinds[0]} and a {kinds[1]}, which "
                            f"Triton 3.6 refuses (\"invalid operands of type pointer\")", e,
                            check="unsupported-expression")
