@@ -576,6 +576,9 @@ class StatementBuild:
         if runtime:  # (each branch's end: Triton's scf.if yields it)
             self.carried_retyped(tensors, s, static_then, "the then block")
             self.carried_retyped(tensors, s, static_else, "the else block")
+        elif folded is None:
+            self.static_binding_chosen(s, cond, before, (env_then, static_then),
+                                       (env_else, static_else))
         f.static_bound = static_then & static_else
         bound = self.tuples_bound_in_branches(
             s, (env_then, shapes_then, sites_then),
@@ -620,6 +623,46 @@ class StatementBuild:
                 self.emit(st)
             return
         self.emit(K.If(cond, then, orelse, self.loc(s)))
+
+    def static_binding_chosen(self, s: ast.If, cond: K.Expr, before: dict, then: tuple,
+                              orelse: tuple) -> None:
+        """Stop the reading of the `if` ``s`` decided when the kernel is compiled (its test, built
+        as ``cond``, reads constexprs) but not in this build, where its branches leave a name
+        bound before it, or bound by both, to different tl.static_range bindings: the variable's
+        last value in one branch (a constexpr, which no statement of the kernel IR assigns: the
+        unrolled iterations bind numbers) and another value, or none, in the other. Triton 3.6
+        builds only the branch the constexprs choose, in the enclosing scope, so after it the
+        name holds that branch's value (`j = 0`, then `if C > 3: for j in tl.static_range(2):`
+        leaves 1 in `j` at C = 5); the reading of both branches read the value from before, 0,
+        and a kernel whose next index is `j + 2` was verified for every C (adversarial round
+        69). Where the kernel's constexprs alone decide the test, the kernel is read
+        specialised to them (:meth:`undecided_choice`), where the `if` folds; otherwise (a test
+        of a name bound from a tl.static_range variable in the loop built once) it is refused.
+        ``then`` / ``orelse`` are each branch's (env, static_bound) at its end."""
+        (env_then, static_then), (env_else, static_else) = then, orelse
+
+        def binding(env: dict, static: set, name: str) -> object:
+            st = env.get(name)
+            value = fold(st.value) if st is not None and st.kind == "const" else None
+            return (name in static, value if value is not None else st)
+
+        differ = sorted(n for n in static_then | static_else
+                        if (n in before or n in env_then and n in env_else)
+                        and binding(env_then, static_then, n) != binding(env_else, static_else, n))
+        if not differ:
+            return
+        name = differ[0]
+        what = (f"`{name}` holds a tl.static_range variable's last value (a constexpr) after one "
+                f"branch of the `if` at line {s.lineno} and another value after the other")
+        deciders = self.kernel_constexprs_of(cond)
+        if deciders:
+            self.undecided_choice(what + ", chosen", s.test, deciders)
+        raise self.err(f"{what}, and its test `{ast.unparse(s.test)}` is not decided in this "
+                       f"reading: Triton 3.6 builds only the branch it chooses where it is a "
+                       f"constexpr, and refuses `{name}` changing type where it is a tensor, "
+                       f"while the frontend, which reads both branches here, cannot tell which "
+                       f"value `{name}` holds after it; name the tl.static_range variable "
+                       f"otherwise", s, check="unsupported-expression")
 
     def tuples_bound_in_branches(self, s: ast.If, then: tuple, orelse: tuple,
                                  sites_before: dict) -> tuple[list, list, dict]:
