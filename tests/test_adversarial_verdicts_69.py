@@ -42,6 +42,10 @@ False refusals, fixed (by the same change):
 - ``j = 0``, then ``for i in tl.static_range(2): w.acquire(j + i); if i == 0: for j in
   tl.static_range(1, 3): ...`` (indices 0, 1, 2, 3 in Triton), refused (phase-aliasing) by the
   loop built once; now unrolled: verified and lowered with its four commits.
+- ``for i in tl.static_range(2): if i == 0: for j in tl.static_range(2): ...``, then
+  ``w.acquire(j + 1)`` after the loop (`j` is 1 in Triton), refused (non-affine: `j` a data
+  value of the loop built once): ``loop_binds_by`` also unrolls for a tl.static_range in the
+  branch (``static_loop``), whose variable a statement after the enclosing loop may read.
 
 Checked and held (no false verdict found): a run-time `if` (``if N > 0:``) around such a loop,
 the name a constexpr before it: Triton 3.6 keeps the value from before the `if` (the oracle's
@@ -54,7 +58,11 @@ window (refused as tma-window or read specialised, the unwritten field found); `
 tl.constexpr`` bound by each branch of ``if C > 3:``, a tuple or ``tl.constexpr(7)`` bound by
 each branch (read specialised: found).
 
-Held (false refusals, not fixed): a TMA copy in a tl.static_range of one iteration inside the
+Held (false refusals, not fixed): ``k: tl.constexpr`` bound by each branch of ``if C > 3:``
+to different values, then ``tl.static_range(k)`` (the lowering: "the bound of tl.static_range()
+must be a compile-time integer": the specialised build keeps an `if` without pipe events, so
+`k` is a variable of the kernel IR); ``c = res.is_closed == False`` then ``if c:`` around a read
+of the closing slot (unwritten-field, where ``not res.is_closed`` is read); a TMA copy in a tl.static_range of one iteration inside the
 window (tma-window: "not inside a loop"); ``for j in tl.static_range(3): pass`` then ``for p in
 tl.static_range(j + 2): w.acquire(p // 1)``, and a name a tl.static_range body binds from its
 variable (``q = j * 2``) used as a later loop's bound (non-affine / non-affine-loop, where Triton
@@ -252,3 +260,45 @@ def test_held_a_tma_copy_in_a_static_range_of_one_iteration(tmp_path, capsys):
             '+ tl.arange(0, 256)[None, :], tile)\n')
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, ("rejected", "[tma-window]"))
+
+
+AFTER = {
+    # Triton: 0, 1 in the first iteration, `j` = 1 after the loop: 2
+    "correct": ("j + 1", "verified"),
+    "faulty": ("j + 2", ("rejected", "[wait-never-committed]")),
+}
+
+
+@pytest.mark.parametrize("name", AFTER)
+def test_a_static_range_variable_bound_under_an_if_read_after_the_loop(tmp_path, capsys, name):
+    """``for i in tl.static_range(2): if i == 0: for j in tl.static_range(2): ...``, then
+    `j` read after the outer loop. Before: refused (non-affine, `j` a data value of the loop
+    built once); now the outer loop is unrolled and `j` holds 1, as in Triton."""
+    last, want = AFTER[name]
+    writer = loop("for i in tl.static_range(2):", loop(
+        "if i == 0:", loop("for j in tl.static_range(0, 2):", put("j // 1")))) + put(last)
+    code, err = dump(tmp_path, capsys, kernel(writer, READ3))
+    expect(code, err, want)
+
+
+def test_the_triton_oracle_of_a_static_range_variable_read_after_the_loop(tmp_path, monkeypatch):
+    source = TRITON_K + ("    for i in tl.static_range(2):\n        if i == 0:\n"
+                         "            for j in tl.static_range(0, 2):\n"
+                         "                tl.store(x_ptr + j + 10, 2.0)\n"
+                         "    tl.store(x_ptr + j + 100, 3.0)\n")
+    ttir = triton_ttir(tmp_path, monkeypatch, source, "after_loop")
+    assert "arith.constant 101 : i32" in ttir, ttir
+
+
+def test_held_a_static_range_of_a_constexpr_bound_by_each_branch(tmp_path, capsys, monkeypatch):
+    """A false refusal held: the specialised build keeps the `if` (no pipe events under it), so
+    `k` is a kernel IR variable the lowering cannot take as a tl.static_range bound; Triton
+    builds only the chosen branch and compiles it."""
+    writer = (loop("if C > 3:", "k: tl.constexpr = 3") + loop("else:", "k: tl.constexpr = 2")
+              + loop("for p in tl.static_range(k):", put("p")))
+    code, err = dump(tmp_path, capsys, kernel(writer, READ3))
+    expect(code, err, ("rejected", "[lowering]", "tl.static_range() must be a compile-time"))
+    source = TRITON_K + ("    if C > 2:\n        k: tl.constexpr = 3\n    else:\n"
+                         "        k: tl.constexpr = 2\n    for p in tl.static_range(k):\n"
+                         "        tl.store(x_ptr + p, 1.0)\n")
+    assert triton_compile_error(tmp_path, monkeypatch, source, "bound_by_branch") is None

@@ -195,15 +195,27 @@ class LoopBuild:
 
     def loop_binds_by(self, body: list[ast.stmt], var: str) -> bool:
         """Whether ``body`` (of a tl.static_range loop over ``var``) holds an `if` whose test
-        reads ``var`` with a loop in a branch whose variable is a name bound before the loop or
-        read beside the `if` (adversarial round 69): each unrolled iteration's `if` folds in
+        reads ``var`` with a loop in a branch that is a tl.static_range, or whose variable is a
+        name bound before the loop or read beside the `if` (adversarial round 69): each unrolled iteration's `if` folds in
         Triton 3.6 and only the branch that runs is built, so after it the name holds the inner
         loop's last value in some iterations and its value from before in others, which the
         loop built once cannot read (StatementBuild.static_binding_chosen refuses it there)."""
         return any(isinstance(n, ast.If) and reads_names(n.test, {var}) and any(
             isinstance(x, ast.For) and isinstance(x.target, ast.Name)
-            and self.bound_beside(x.target.id, body, n) for x in walk_no_defs(n.body + n.orelse))
+            and (self.static_loop(x) or self.bound_beside(x.target.id, body, n))
+            for x in walk_no_defs(n.body + n.orelse))
             for n in walk_no_defs(body))
+
+    def static_loop(self, s: ast.For) -> bool:
+        """Whether ``s`` is a tl.static_range loop, whose variable stays bound after it (a
+        constexpr a later statement of the function, after the enclosing loop too, may read)."""
+        if not isinstance(s.iter, ast.Call):
+            return False
+        try:
+            _, st = self.callee(s.iter.func)
+        except TleError:
+            return False
+        return st is not None and st.kind == "mod" and RANGES.get(st.value) is True
 
     def bound_beside(self, name: str, body: list[ast.stmt], node: ast.stmt) -> bool:
         """Whether ``name`` is bound in the function being built, or occurs in ``body`` outside
