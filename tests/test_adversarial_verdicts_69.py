@@ -62,11 +62,12 @@ Held (false refusals, not fixed): ``k: tl.constexpr`` bound by each branch of ``
 to different values, then ``tl.static_range(k)`` (the lowering: "the bound of tl.static_range()
 must be a compile-time integer": the specialised build keeps an `if` without pipe events, so
 `k` is a variable of the kernel IR); ``c = res.is_closed == False`` then ``if c:`` around a read
-of the closing slot (unwritten-field, where ``not res.is_closed`` is read); a TMA copy in a tl.static_range of one iteration inside the
-window (tma-window: "not inside a loop"); ``for j in tl.static_range(3): pass`` then ``for p in
-tl.static_range(j + 2): w.acquire(p // 1)``, and a name a tl.static_range body binds from its
-variable (``q = j * 2``) used as a later loop's bound (non-affine / non-affine-loop, where Triton
-reads constexprs); the rounds' earlier held cases (round 68's docstring).
+of the closing slot (unwritten-field, where ``not res.is_closed`` is read); a TMA copy in a
+tl.static_range of one iteration inside the window (tma-window: "not inside a loop"); ``for j in
+tl.static_range(3): pass`` then ``for p in tl.static_range(j + 2): w.acquire(p // 1)``, and a
+name a tl.static_range body binds from its variable (``q = j * 2``) used as a later loop's bound
+(non-affine / non-affine-loop, where Triton reads constexprs); the rounds' earlier held cases
+(round 68's docstring).
 
 Left open: round 68's (``picks_by`` does not follow an `if` choosing a handle into a helper, nor
 handles bound inside the loop); a name bound from a tl.static_range variable by a tl.constexpr

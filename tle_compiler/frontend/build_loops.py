@@ -196,10 +196,11 @@ class LoopBuild:
     def loop_binds_by(self, body: list[ast.stmt], var: str) -> bool:
         """Whether ``body`` (of a tl.static_range loop over ``var``) holds an `if` whose test
         reads ``var`` with a loop in a branch that is a tl.static_range, or whose variable is a
-        name bound before the loop or read beside the `if` (adversarial round 69): each unrolled iteration's `if` folds in
-        Triton 3.6 and only the branch that runs is built, so after it the name holds the inner
-        loop's last value in some iterations and its value from before in others, which the
-        loop built once cannot read (StatementBuild.static_binding_chosen refuses it there)."""
+        name bound before the loop or read beside the `if` (adversarial round 69): each unrolled
+        iteration's `if` folds in Triton 3.6 and only the branch that runs is built, so after it
+        the name holds the inner loop's last value in some iterations and its value from before
+        in others, which the loop built once cannot read (StatementBuild.static_binding_chosen
+        refuses it there)."""
         return any(isinstance(n, ast.If) and reads_names(n.test, {var}) and any(
             isinstance(x, ast.For) and isinstance(x.target, ast.Name)
             and (self.static_loop(x) or self.bound_beside(x.target.id, body, n))
