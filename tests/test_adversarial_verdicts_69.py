@@ -46,6 +46,11 @@ False refusals, fixed (by the same change):
   ``w.acquire(j + 1)`` after the loop (`j` is 1 in Triton), refused (non-affine: `j` a data
   value of the loop built once): ``loop_binds_by`` also unrolls for a tl.static_range in the
   branch (``static_loop``), whose variable a statement after the enclosing loop may read.
+- ``for j in tl.static_range(3): pass`` (a loop built once), then ``for p in tl.static_range(j +
+  2): w.acquire(p // 1)``: refused (non-affine, the later loop's bound a name), where Triton
+  3.6 reads the constexpr 2. FIXED: frontend/build_loops.py ``s_For`` binds the variable of a
+  tl.static_range loop of literal bounds built once to its last value after it (not where the
+  body binds the variable itself: ``j = j * 0 + 5`` leaves that tensor, still refused).
 
 Checked and held (no false verdict found): a run-time `if` (``if N > 0:``) around such a loop,
 the name a constexpr before it: Triton 3.6 keeps the value from before the `if` (the oracle's
@@ -56,18 +61,24 @@ of constexpr bounds (its last value, as Python: the faults found); TMA copies in
 tl.static_range of one, two or no iterations, in a helper, twice, or under ``if C > 1`` in the
 window (refused as tma-window or read specialised, the unwritten field found); ``k:
 tl.constexpr`` bound by each branch of ``if C > 3:``, a tuple or ``tl.constexpr(7)`` bound by
-each branch (read specialised: found).
+each branch (read specialised: found); a `range` loop whose body unrolls a tl.static_range
+rebinding a constexpr from before it (Triton reads the value from before in every iteration and
+after the loop, the oracle's offset 100, and so does tle-dump); free buffers picked by a
+tl.static_range in the kernel body (``(fc, fa)[j]``, ``if j == 1: fb = fa``, a helper, under
+``if C > 3:``: the races found); SPMC readers with field views (outside-view,
+inconsistent-view, missing-release found); one-shot pipes used twice, in a static_range or a
+`range` loop (one-shot-reuse); reads of a closed slot under ``res.is_closed or ...`` / ``and``;
+the .kir text of the fixed cases read back (the same verdicts).
 
 Held (false refusals, not fixed): ``k: tl.constexpr`` bound by each branch of ``if C > 3:``
 to different values, then ``tl.static_range(k)`` (the lowering: "the bound of tl.static_range()
 must be a compile-time integer": the specialised build keeps an `if` without pipe events, so
 `k` is a variable of the kernel IR); ``c = res.is_closed == False`` then ``if c:`` around a read
 of the closing slot (unwritten-field, where ``not res.is_closed`` is read); a TMA copy in a
-tl.static_range of one iteration inside the window (tma-window: "not inside a loop"); ``for j in
-tl.static_range(3): pass`` then ``for p in tl.static_range(j + 2): w.acquire(p // 1)``, and a
-name a tl.static_range body binds from its variable (``q = j * 2``) used as a later loop's bound
-(non-affine / non-affine-loop, where Triton reads constexprs); the rounds' earlier held cases
-(round 68's docstring).
+tl.static_range of one iteration inside the window (tma-window: "not inside a loop"); a name a
+tl.static_range body binds from its variable (``q = j * 2``) used as a later loop's bound
+(non-affine-loop; Triton 3.6 compiles it); the rounds' earlier held cases (round 68's
+docstring).
 
 Left open: round 68's (``picks_by`` does not follow an `if` choosing a handle into a helper, nor
 handles bound inside the loop); a name bound from a tl.static_range variable by a tl.constexpr
@@ -303,3 +314,29 @@ def test_held_a_static_range_of_a_constexpr_bound_by_each_branch(tmp_path, capsy
                          "        k: tl.constexpr = 2\n    for p in tl.static_range(k):\n"
                          "        tl.store(x_ptr + p, 1.0)\n")
     assert triton_compile_error(tmp_path, monkeypatch, source, "bound_by_branch") is None
+
+
+LATER = {
+    "correct": ("j + 2", "verified"),  # `j` is 2: four windows
+    "faulty": ("j + 3", ("rejected", "[unconsumed]")),  # five
+}
+
+
+@pytest.mark.parametrize("name", LATER)
+def test_a_later_static_range_bounded_by_a_loop_variable_left_bound(tmp_path, capsys, name):
+    """``for j in tl.static_range(3): pass`` (built once) leaves the constexpr 2 in `j`; a later
+    ``tl.static_range(j + 2)`` unrolled over ``w.acquire(p // 1)`` was refused (non-affine: the
+    bound a name); now the loop's last value is read, as after a loop read unrolled."""
+    bound, want = LATER[name]
+    writer = (loop("for j in tl.static_range(3):", "pass")
+              + loop(f"for p in tl.static_range({bound}):", put("p // 1")))
+    code, err = dump(tmp_path, capsys, kernel(writer, READ4))
+    expect(code, err, want)
+
+
+def test_a_static_range_variable_the_body_rebinds_is_not_its_last_value(tmp_path, capsys):
+    """``j = j * 0 + 5`` in the body: `j` holds that tensor after the loop (Triton's 5, so the
+    next index is 6 and the kernel faulty), not the loop's last value 1: still no verdict."""
+    writer = loop("for j in tl.static_range(2):", put("j") + "j = j * 0 + 5") + put("j + 1")
+    code, err = dump(tmp_path, capsys, kernel(writer, READ3))
+    expect(code, err, ("rejected", "[non-affine]"))

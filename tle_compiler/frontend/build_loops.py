@@ -118,7 +118,15 @@ class LoopBuild:
         end = dict(f.env)
         self._merge(before, [end])
         f.env[s.target.id] = None
-        if RANGES[path] and literal_trip_count(start, stop, step) != 0:
+        trips = literal_trip_count(start, stop, step)
+        if RANGES[path] and trips and s.target.id not in stored:
+            # (adversarial round 69) the loop built once of literal bounds leaves its last value
+            # in the variable, a constexpr in Triton 3.6: a later `tl.static_range(j + 2)` or
+            # pipe index `j // 2` reads the number, as after the loop read unrolled (not where
+            # the body binds the variable itself: `j = j * 0 + 5` leaves that tensor in it)
+            values = range(*(fold(x) for x in (start, stop, step)))
+            f.env[s.target.id] = Static("const", K.Const(values[trips - 1], self.loc(s.target)))
+        if RANGES[path] and trips != 0:
             f.static_bound.add(s.target.id)
         elif not RANGES[path]:
             f.static_bound.discard(s.target.id)
