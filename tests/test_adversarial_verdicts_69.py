@@ -33,8 +33,18 @@ False verdicts, fixed:
   (read specialised where the kernel's constexprs bound it); ``static_binding_chosen`` refuses
   what is still built once (``q = i`` then ``if q == 0:``, which Triton refuses too: `q` is a
   tensor, "the then block redefines it as constexpr[2]").
+- A run-time `if` rebinding a constexpr: `j` = 0 from ``for j in tl.static_range(1)``, then
+  ``if N > 0: for j in tl.static_range(3): ...`` ``else: for j in tl.static_range(2, 3):
+  ...``, then ``w.acquire(j - 1)``: Triton 3.6's scf.if yields tensors only, so `j` keeps 0
+  (the oracle's offset `j + 100` is 100) and the writer acquires -1; it was verified, `j` read
+  as the 2 both branches leave (built once or unrolled). Without a `j` before the `if`, Triton
+  refuses the read ("j is not defined"); it was verified. FIXED:
+  frontend/build_statements.py ``static_bindings_not_yielded`` (called by ``runtime_if`` for
+  a run-time `if`, beside the tl.constexpr annotations it leaves undefined): a tl.static_range
+  variable a branch binds is undefined after the `if` where nothing was bound before it, and a
+  name holding a constexpr on entry keeps it (taken before ``rebound`` makes it a variable).
 
-False refusals, fixed (by the same change):
+False refusals, fixed (by the same changes):
 
 - ``j = 0``, ``if C > 3: for j in tl.static_range(2): ...``, then ``w.acquire(j + 1)``: correct
   at C = 5 (`j` is 1), refused with phase-aliasing at C = 0 by the generic reading; now read
@@ -46,18 +56,22 @@ False refusals, fixed (by the same change):
   ``w.acquire(j + 1)`` after the loop (`j` is 1 in Triton), refused (non-affine: `j` a data
   value of the loop built once): ``loop_binds_by`` also unrolls for a tl.static_range in the
   branch (``static_loop``), whose variable a statement after the enclosing loop may read.
+- `j` = 0 from ``for j in tl.static_range(1)``, then ``if N > 0: for j in tl.static_range(1,
+  3): w.acquire(j) ...`` (else the windows written out), then ``w.acquire(j + 3)``: refused
+  (non-affine, `j` a data value after the `if`); now `j` is Triton's 0: verified.
 - ``for j in tl.static_range(3): pass`` (a loop built once), then ``for p in tl.static_range(j +
   2): w.acquire(p // 1)``: refused (non-affine, the later loop's bound a name), where Triton
   3.6 reads the constexpr 2. FIXED: frontend/build_loops.py ``s_For`` binds the variable of a
   tl.static_range loop of literal bounds built once to its last value after it (not where the
   body binds the variable itself: ``j = j * 0 + 5`` leaves that tensor, still refused).
 
-Checked and held (no false verdict found): a run-time `if` (``if N > 0:``) around such a loop,
-the name a constexpr before it: Triton 3.6 keeps the value from before the `if` (the oracle's
-offset `j + 100` is 100, where Python reads 102), and so does tle-dump (verified, as Triton
-runs it); a name of a tensor rebound by a tl.static_range loop in a branch of a run-time `if`
-(refused, round 68); a static_range variable read after a loop of negative or non-unit steps,
-of constexpr bounds (its last value, as Python: the faults found); TMA copies in a
+Checked and held (no false verdict found): a run-time `if` (``if N > 0:``) around such a loop
+in one branch only, the name a constexpr before it: Triton 3.6 keeps the value from before the
+`if` (the oracle's offset `j + 100` is 100, where Python reads 102), and so did tle-dump
+(verified, as Triton runs it); a name of a tensor rebound by a tl.static_range loop in a
+branch of a run-time `if` (refused, round 68); a static_range variable read after a loop of
+negative or non-unit steps, of constexpr bounds (its last value, as Python: the faults found);
+TMA copies in a
 tl.static_range of one, two or no iterations, in a helper, twice, or under ``if C > 1`` in the
 window (refused as tma-window or read specialised, the unwritten field found); ``k:
 tl.constexpr`` bound by each branch of ``if C > 3:``, a tuple or ``tl.constexpr(7)`` bound by
@@ -77,7 +91,9 @@ must be a compile-time integer": the specialised build keeps an `if` without pip
 of the closing slot (unwritten-field, where ``not res.is_closed`` is read); a TMA copy in a
 tl.static_range of one iteration inside the window (tma-window: "not inside a loop"); a name a
 tl.static_range body binds from its variable (``q = j * 2``) used as a later loop's bound
-(non-affine-loop; Triton 3.6 compiles it); the rounds' earlier held cases (round 68's
+(non-affine-loop; Triton 3.6 compiles it); a `range` loop whose body runs a tl.static_range
+built once over a name holding a constexpr before the loop, read after it (`j + 3`: refused as
+a data value, where Triton keeps the constexpr); the rounds' earlier held cases (round 68's
 docstring).
 
 Left open: round 68's (``picks_by`` does not follow an `if` choosing a handle into a helper, nor
@@ -340,3 +356,66 @@ def test_a_static_range_variable_the_body_rebinds_is_not_its_last_value(tmp_path
     writer = loop("for j in tl.static_range(2):", put("j") + "j = j * 0 + 5") + put("j + 1")
     code, err = dump(tmp_path, capsys, kernel(writer, READ3))
     expect(code, err, ("rejected", "[non-affine]"))
+
+
+# ------------------------------------ C: a run-time `if` yields no tl.static_range variable
+
+def _yielded(then_loop: str, else_loop: str, last: str, first: str = "1") -> str:
+    """`j` = 0 from a tl.static_range of one iteration (window 0), then `if N > 0:` over the
+    loop ``then_loop`` and `else:` over ``else_loop`` (each binding `j`), then the window
+    ``last``."""
+    return (loop(f"for j in tl.static_range({first}):", put("j // 1"))
+            + loop("if N > 0:", then_loop) + loop("else:", else_loop) + put(last))
+
+
+YIELDED = {
+    # both branches leave 2 in `j` (Python), Triton keeps 0: acquire(-1)
+    "built-once": (_yielded(loop("for j in tl.static_range(3):", "pass"),
+                            loop("for j in tl.static_range(2, 3):", "pass"), "j - 1"),
+                   loop("for p in range(2):", get("p")),
+                   ("rejected", "[negative-index]")),
+    "unrolled": (_yielded(loop("for j in tl.static_range(3):", "t = (1, 2, 3)[j]"),
+                          loop("for j in tl.static_range(2, 3):", "t = (1, 2, 3)[j]"), "j - 1"),
+                 loop("for p in range(2):", get("p")), ("rejected", "[negative-index]")),
+    # windows 1, 2 in either branch, then Triton's j + 3 = 3 (Python's 5 when N > 0)
+    "correct": (_yielded(loop("for j in tl.static_range(1, 3):", put("j")),
+                         put("1") + put("2"), "j + 3"), READ4, "verified"),
+}
+
+
+@pytest.mark.parametrize("name", YIELDED)
+def test_a_runtime_if_keeps_a_constexpr_a_branch_rebinds(tmp_path, capsys, name):
+    """Before: "built-once" and "unrolled" verified (`j` read as the branches' 2), "correct"
+    refused (non-affine, `j` a data value). Now `j` holds its constexpr from before the `if`,
+    as in Triton."""
+    writer, reader, want = YIELDED[name]
+    code, err = dump(tmp_path, capsys, kernel(writer, reader))
+    expect(code, err, want)
+
+
+def test_the_triton_oracle_of_a_runtime_if_rebinding_a_constexpr(tmp_path, monkeypatch):
+    source = TRITON_K + ("    for j in tl.static_range(1):\n        tl.store(x_ptr + j, 1.0)\n"
+                         "    if N > 0:\n        for j in tl.static_range(3):\n"
+                         "            tl.store(x_ptr + 10, 1.0)\n    else:\n"
+                         "        for j in tl.static_range(2, 3):\n"
+                         "            tl.store(x_ptr + 20, 1.0)\n"
+                         "    tl.store(x_ptr + j + 100, 3.0)\n")
+    ttir = triton_ttir(tmp_path, monkeypatch, source, "not_yielded")
+    assert "arith.constant 100 : i32" in ttir and "arith.constant 102 : i32" not in ttir, ttir
+
+
+def test_a_static_range_variable_bound_only_in_a_runtime_if_is_undefined_after(
+        tmp_path, capsys, monkeypatch):
+    """Bound by a tl.static_range in both branches of `if N > 0:` and not before: Triton 3.6
+    refuses the read after it ("j is not defined"); it was verified."""
+    writer = (put("0") + loop("if N > 0:", loop("for j in tl.static_range(3):", "pass"))
+              + loop("else:", loop("for j in tl.static_range(2, 3):", "pass")) + put("j - 1"))
+    code, err = dump(tmp_path, capsys, kernel(writer, loop("for p in range(2):", get("p"))))
+    expect(code, err, ("rejected", "[unknown-name]", "a constexpr the `if` does not yield"))
+    source = TRITON_K + ("    if N > 0:\n        for j in tl.static_range(3):\n"
+                         "            tl.store(x_ptr + 10, 1.0)\n    else:\n"
+                         "        for j in tl.static_range(2, 3):\n"
+                         "            tl.store(x_ptr + 20, 1.0)\n"
+                         "    tl.store(x_ptr + j + 100, 3.0)\n")
+    error = triton_compile_error(tmp_path, monkeypatch, source, "undefined_after_if")
+    assert error is not None and "j is not defined" in str(error), error
