@@ -67,7 +67,8 @@ class LoopBuild:
             deciders = frozenset().union(*(self.kernel_constexprs_of(x) for x in bounds))
             if deciders and all(fold(x) is not None or self.kernel_constexprs_of(x)
                                 for x in bounds) and (self.divides(s.body, s.target.id)
-                                                      or self.picks_by(s.body, s.target.id)):
+                                                      or self.picks_by(s.body, s.target.id)
+                                                      or self.loop_binds_by(s.body, s.target.id)):
                 # (adversarial round 67, round 66's open item) bounds the kernel's constexprs
                 # alone decide (`tl.static_range(2 * C)`): unrolled only where they are numbers,
                 # so the kernel is read specialised to them (as a pipe capacity of them is),
@@ -117,7 +118,15 @@ class LoopBuild:
         end = dict(f.env)
         self._merge(before, [end])
         f.env[s.target.id] = None
-        if RANGES[path] and literal_trip_count(start, stop, step) != 0:
+        trips = literal_trip_count(start, stop, step)
+        if RANGES[path] and trips and s.target.id not in stored:
+            # (adversarial round 69) the loop built once of literal bounds leaves its last value
+            # in the variable, a constexpr in Triton 3.6: a later `tl.static_range(j + 2)` or
+            # pipe index `j // 2` reads the number, as after the loop read unrolled (not where
+            # the body binds the variable itself: `j = j * 0 + 5` leaves that tensor in it)
+            values = range(*(fold(x) for x in (start, stop, step)))
+            f.env[s.target.id] = Static("const", K.Const(values[trips - 1], self.loc(s.target)))
+        if RANGES[path] and trips != 0:
             f.static_bound.add(s.target.id)
         elif not RANGES[path]:
             f.static_bound.discard(s.target.id)
@@ -180,6 +189,8 @@ class LoopBuild:
                             isinstance(x, ast.Name) for x in a.value.elts)))
                     for a in n.body + n.orelse):
                 return True
+            if depth == 0 and self.loop_binds_by(body, var):
+                return True
             if not isinstance(n, ast.Call) or depth >= 8:
                 continue
             helper = self.helper_given(n, reads)
@@ -189,6 +200,38 @@ class LoopBuild:
             if any(self.indexes_by(fdef.body, name, depth + 1) for name in given):
                 return True
         return False
+
+    def loop_binds_by(self, body: list[ast.stmt], var: str) -> bool:
+        """Whether ``body`` (of a tl.static_range loop over ``var``) holds an `if` whose test
+        reads ``var`` with a loop in a branch that is a tl.static_range, or whose variable is a
+        name bound before the loop or read beside the `if` (adversarial round 69): each unrolled
+        iteration's `if` folds in Triton 3.6 and only the branch that runs is built, so after it
+        the name holds the inner loop's last value in some iterations and its value from before
+        in others, which the loop built once cannot read (StatementBuild.static_binding_chosen
+        refuses it there)."""
+        return any(isinstance(n, ast.If) and reads_names(n.test, {var}) and any(
+            isinstance(x, ast.For) and isinstance(x.target, ast.Name)
+            and (self.static_loop(x) or self.bound_beside(x.target.id, body, n))
+            for x in walk_no_defs(n.body + n.orelse))
+            for n in walk_no_defs(body))
+
+    def static_loop(self, s: ast.For) -> bool:
+        """Whether ``s`` is a tl.static_range loop, whose variable stays bound after it (a
+        constexpr a later statement of the function, after the enclosing loop too, may read)."""
+        if not isinstance(s.iter, ast.Call):
+            return False
+        try:
+            _, st = self.callee(s.iter.func)
+        except TleError:
+            return False
+        return st is not None and st.kind == "mod" and RANGES.get(st.value) is True
+
+    def bound_beside(self, name: str, body: list[ast.stmt], node: ast.stmt) -> bool:
+        """Whether ``name`` is bound in the function being built, or occurs in ``body`` outside
+        its statement ``node``: a name whose binding ``node`` changes matters beyond it."""
+        inside = sum(isinstance(x, ast.Name) and x.id == name for x in walk_no_defs([node]))
+        return name in self.frame.env or inside < sum(
+            isinstance(x, ast.Name) and x.id == name for x in walk_no_defs(body))
 
     def picks_by(self, body: list[ast.stmt], var: str, depth: int = 0) -> bool:
         """Whether ``body`` (of a tl.static_range loop over ``var``) picks a value by ``var``

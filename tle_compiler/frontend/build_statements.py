@@ -17,6 +17,14 @@ from .folding import fold
 from .scope import canon, is_triton
 
 
+def static_binding(env: dict, static: set, name: str) -> tuple:
+    """How ``name`` is bound at a point whose names are ``env`` and whose tl.static_range bindings
+    are ``static``: (whether it holds such a variable's value, its number or its Static)."""
+    st = env.get(name)
+    value = fold(st.value) if st is not None and st.kind == "const" else None
+    return (name in static, value if value is not None else st)
+
+
 class StatementBuild:
     """The statements of :class:`~.build.Builder`: its methods, kept here by idea."""
 
@@ -545,6 +553,7 @@ class StatementBuild:
         f = self.frame
         tensors = self.tensor_names()
         carried = self.carry_tuples(s.body + s.orelse, s, "if")
+        entry = dict(f.env)  # (rebound makes a constant the branches assign a variable)
         self.rebound(s.body + s.orelse, s)
         before = dict(f.env)
         shapes_before, sites_before = dict(self.tuple_shapes), dict(self.bound_at)
@@ -576,6 +585,9 @@ class StatementBuild:
         if runtime:  # (each branch's end: Triton's scf.if yields it)
             self.carried_retyped(tensors, s, static_then, "the then block")
             self.carried_retyped(tensors, s, static_else, "the else block")
+        elif folded is None:
+            self.static_binding_chosen(s, cond, before, (env_then, static_then),
+                                       (env_else, static_else))
         f.static_bound = static_then & static_else
         bound = self.tuples_bound_in_branches(
             s, (env_then, shapes_then, sites_then),
@@ -604,6 +616,8 @@ class StatementBuild:
                                 for sites in (sites_then, self.bound_at))}
             self.undefined_after(before, s, f"it is bound as a tl.constexpr in a branch of the "
                                             f"`if` at line {s.lineno}", annotated - set(bound[2]))
+            self.static_bindings_not_yielded(s, entry, static_before, (env_then, static_then),
+                                             (env_else, static_else))
         for name, value in bound[2].items():
             f.env[name] = value
             f.lost.discard(name)
@@ -620,6 +634,67 @@ class StatementBuild:
                 self.emit(st)
             return
         self.emit(K.If(cond, then, orelse, self.loc(s)))
+
+    def static_binding_chosen(self, s: ast.If, cond: K.Expr, before: dict, then: tuple,
+                              orelse: tuple) -> None:
+        """Stop the reading of the `if` ``s`` decided when the kernel is compiled (its test, built
+        as ``cond``, reads constexprs) but not in this build, where its branches leave a name
+        bound before it, or bound by both, to different tl.static_range bindings: the variable's
+        last value in one branch (a constexpr, which no statement of the kernel IR assigns: the
+        unrolled iterations bind numbers) and another value, or none, in the other. Triton 3.6
+        builds only the branch the constexprs choose, in the enclosing scope, so after it the
+        name holds that branch's value (`j = 0`, then `if C > 3: for j in tl.static_range(2):`
+        leaves 1 in `j` at C = 5); the reading of both branches read the value from before, 0,
+        and a kernel whose next index is `j + 2` was verified for every C (adversarial round
+        69). Where the kernel's constexprs alone decide the test, the kernel is read
+        specialised to them (:meth:`undecided_choice`), where the `if` folds; otherwise (a test
+        of a name bound from a tl.static_range variable in the loop built once) it is refused.
+        ``then`` / ``orelse`` are each branch's (env, static_bound) at its end."""
+        (env_then, static_then), (env_else, static_else) = then, orelse
+        differ = sorted(n for n in static_then | static_else
+                        if (n in before or n in env_then and n in env_else)
+                        and static_binding(env_then, static_then, n)
+                        != static_binding(env_else, static_else, n))
+        if not differ:
+            return
+        name = differ[0]
+        what = (f"`{name}` holds a tl.static_range variable's last value (a constexpr) after one "
+                f"branch of the `if` at line {s.lineno} and another value after the other")
+        deciders = self.kernel_constexprs_of(cond)
+        if deciders:
+            self.undecided_choice(what + ", chosen", s.test, deciders)
+        raise self.err(f"{what}, and its test `{ast.unparse(s.test)}` is not decided in this "
+                       f"reading: Triton 3.6 builds only the branch it chooses where it is a "
+                       f"constexpr, and refuses `{name}` changing type where it is a tensor, "
+                       f"while the frontend, which reads both branches here, cannot tell which "
+                       f"value `{name}` holds after it; name the tl.static_range variable "
+                       f"otherwise", s, check="unsupported-expression")
+
+    def static_bindings_not_yielded(self, s: ast.If, entry: dict, static_before: set,
+                                    then: tuple, orelse: tuple) -> None:
+        """After the run-time `if` ``s`` (merged), the names a tl.static_range loop of a branch
+        binds as Triton 3.6 leaves them: its scf.if yields tensors only, so the variable's last
+        value (a constexpr of the branch's scope) is not defined after the `if` where no value
+        was bound before it ("NameError: j is not defined"), and a name that held a constexpr
+        before it (a tl.static_range variable) keeps that value (the oracle's offset `j + 100`
+        is 100 after ``if N > 0: for j in tl.static_range(3)`` over ``j`` = 0). Read as Python
+        reads them, a kernel Triton refuses was verified, and one whose next index was `j - 1`
+        (Triton's -1) verified with 1 (adversarial round 69). ``entry``: the names on entry to
+        the `if`; ``then`` / ``orelse``: each branch's (env, static_bound) at its end."""
+        f = self.frame
+        branches = (then, orelse)
+        fresh = {n for env, static in branches for n in static if n not in entry}
+        self.undefined_after(entry, s, f"it is the variable of a tl.static_range loop in a "
+                                       f"branch of the run-time `if` at line {s.lineno}, a "
+                                       f"constexpr the `if` does not yield", fresh)
+        for n in sorted(static_before & then[1] & orelse[1]):
+            st = entry.get(n)
+            old = static_binding(entry, static_before, n)
+            if st is not None and st.kind == "const" and any(
+                    static_binding(env, static, n) != old for env, static in branches):
+                f.env[n] = st
+                f.lost.discard(n)
+                f.lost_by.pop(n, None)
 
     def tuples_bound_in_branches(self, s: ast.If, then: tuple, orelse: tuple,
                                  sites_before: dict) -> tuple[list, list, dict]:
