@@ -33,6 +33,12 @@ Checked and held (no false verdict found):
 - ``if p < N - 3`` in ``range(N)`` against ``range(N - 3)``: verified for every N; ``if (3 * p)
   % 200 != 199`` in the reader only: rejected at N = 134 (p = 133, past any small sweep); ``if
   (p - N) % 200 != -150`` (C's remainder of a negative operand): rejected at N = 150;
+- ``if N % 4 == -1`` against ``if (N + 200) % 4 == 3`` under ``N <= 0`` (unbounded below):
+  rejected at N = -201, where the second operand turns negative; under ``-200 <= N <= 0``:
+  verified for every value; ``N % 3 == 2`` against ``(N + 1) % 3 == 0`` beside a loop over N:
+  verified, against ``(N + 4) % 6 == 0``: rejected at N = 5;
+- window 0 written before ``range(1, N)``: verified for N >= 1 under ``tle.assume(N >= 1)``
+  (or ``N > 0``), rejected at N = 0 under ``N >= 0``;
 - ``range(N - M)`` against ``range(N)`` with ``if p >= M`` at ``--param M=3``: verified for
   every N; ``--param N=3`` instead (the loop over M is not of the fragment's form): bounded;
 - two windows held at once (``wait(2i)``, ``wait(2i + 1)``, released in reverse order):
@@ -225,6 +231,51 @@ def test_a_remainder_condition_that_skips_late(tmp_path, capsys, name):
                 loop("for p in range(N):", loop(f"if {cond}:", get("p"))))
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, ("rejected", where))
+
+
+NEGATIVE = {
+    # N % 4 == -1 holds for negative N = 3 mod 4; (N + 200) % 4 == 3 only while N + 200 >= 0
+    "unbounded-below": ("tle.assume(N <= 0)\n", ("rejected", "[unconsumed]", "when N=-201")),
+    "bounded-below": ("tle.assume(N <= 0)\ntle.assume(N >= -200)\n", "verified"),
+}
+
+
+@pytest.mark.parametrize("name", NEGATIVE)
+def test_c_remainders_of_a_negative_domain(tmp_path, capsys, name):
+    """Two C remainders that agree on [-200, 0] and differ first at -201."""
+    assume, want = NEGATIVE[name]
+    text = ring(loop("if N % 4 == -1:", put("0")), loop("if (N + 200) % 4 == 3:", get("0")),
+                assume)
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+    if want == "verified":
+        assert "verified for every value of N (-200 <= N <= 0)" in err, err
+
+
+@pytest.mark.parametrize("cond, want", [("(N + 1) % 3 == 0", "verified"),
+                                        ("(N + 4) % 6 == 0", ("rejected", "when N=5"))])
+def test_a_window_of_index_n_under_a_remainder(tmp_path, capsys, cond, want):
+    """The window N written when ``N % 3 == 2``: the same N for ``(N + 1) % 3 == 0`` (N >= 0),
+    not for ``(N + 4) % 6 == 0`` (N = 2 mod 6 only)."""
+    text = ring(loop("for p in range(N):", put("p")) + loop("if N % 3 == 2:", put("N")),
+                loop("for p in range(N):", get("p")) + loop(f"if {cond}:", get("N")))
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+    if want == "verified":
+        every_value(err)
+
+
+@pytest.mark.parametrize("assume, want", [
+    ("tle.assume(N >= 1)\n", "verified"), ("tle.assume(N > 0)\n", "verified"),
+    (ASSUME, ("rejected", "[unconsumed]", "when N=0"))])
+def test_a_first_window_outside_the_loop_under_assume(tmp_path, capsys, assume, want):
+    """Window 0 before ``range(1, N)``: one commit too many at N = 0 only."""
+    text = ring(put("0") + loop("for p in range(1, N):", put("p")),
+                loop("for p in range(N):", get("p")), assume)
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, want)
+    if want == "verified":
+        assert "verified for every value of N (N >= 1)" in err, err
 
 
 def test_two_params_one_fixed(tmp_path, capsys):
