@@ -13,7 +13,9 @@ numbers (``C: tl.constexpr = 4 * 8``); a scalar loaded in the body; tuples mixin
 scalar, a pointer and numbers (``tp = (M, y_ptr, 3)``, nested, unpacked); the writer and
 reader handles made in the body and handed to the partitions; a partition function with a
 default argument left out of the tuple; slots of int8 [64], of fp8e4nv [2, 16, 32] (3-D) beside
-an int8 [32] field, their loads and a masked store of their sum.
+an int8 [32] field, their loads and a masked store of their sum; warp_specialize's lists
+``[2], [232]`` and ``[8], [24]`` (lowered, barrier counts those of the units), ``[3]`` and
+registers 233 / 260 (refused, as Triton's warp_specialize and setmaxnreg refuse them).
 
 Wrong and fixed:
 * test_a_number_item_of_a_body_tuple_computes_as_triton_does: ``tp = (M, 7)`` in the kernel
@@ -385,3 +387,29 @@ def test_handles_and_slot_shapes_lower_with_the_verified_barriers(tmp_path, text
     assert gluon.count("mbarrier.init(") == 4, gluon
     assert gluon.count("mbarrier.wait(") == 2 and gluon.count("mbarrier.arrive(") == 2, gluon
     _barriers_are_the_verified_events(path)
+
+
+# ------------------------------------------------------------------ warps and registers
+
+@pytest.mark.parametrize("lists", ["[2], [232]", "[8], [24]"], ids=["2-warps", "8-warps-24"])
+def test_other_warp_and_register_lists_lower_with_the_verified_barriers(tmp_path, lists):
+    text = _kernel(*HELD["twice"]).replace("[4], [232])", f"{lists})")
+    path = _write(tmp_path, text)
+    gluon = _dump(path, "-q", "--gluon")[1]
+    warps, regs = lists.strip("[]").split("], [")
+    assert f"], [{warps}], [{regs}])" in gluon, gluon
+    # the reader arrives once per partition, the writer's 128 threads each
+    assert "mbarrier.init(kv_full0.index(0), count=128)" in gluon, gluon
+    assert "mbarrier.init(kv_empty0.index(0), count=1)" in gluon, gluon
+    _barriers_are_the_verified_events(path)
+
+
+@pytest.mark.parametrize("lists, words", [
+    ("[3], [232]", "takes a power of two per partition"),
+    ("[4], [233]", "is not a multiple of 8 in [24, 256]"),
+    ("[4], [260]", "is not a multiple of 8 in [24, 256]"),
+])
+def test_warp_and_register_lists_triton_refuses_are_refused(tmp_path, lists, words):
+    text = _kernel(*HELD["twice"]).replace("[4], [232])", f"{lists})")
+    rc, out = _dump(_write(tmp_path, text), "-q")
+    assert rc == 1 and words in out, out
