@@ -140,11 +140,18 @@ def const_items(v: V) -> Optional[list]:
 
 
 def bound_items(v: V) -> V:
-    """The tuple ``v`` with each number item (at any depth) marked :attr:`V.bound`."""
+    """The tuple ``v`` with each number item (at any depth) marked :attr:`V.bound`, spelt as
+    the tensor Triton's visit_Assign makes of it (``gl.to_tensor(7)``) unless it already names
+    one: arithmetic on the item (`T = (N, 7)` then `T[1] // -2`, `T[1] + 2147483647`, `N +
+    T[1]` of `T = (N, 3000000000)`) is then the tensor's (C's division, i32 wraps, uint32
+    promotion), as Triton computes it. Spelt as the literal, the lowering folded it in Python
+    (-4 for Triton's -3; the compile failed on 3000000000; lowering adversarial round 18)."""
     if v.kind == "tuple":
         return replace(v, value=[bound_items(x) for x in v.value])
     if v.kind == "const" and promotion.python_number_type(v.value) is not None:
-        return replace(v, bound=True)
+        if v.bound:
+            return v
+        return replace(v, text=f"gl.to_tensor({v.text})", bound=True)
     return v
 
 
