@@ -351,6 +351,16 @@ class FnTranslator:
         self.origins: dict[str, int] = {}
 
     # ---------------------------------------------------------------- helpers
+    def refuse_spelt_dtype(self, dt: V, call: str, node: object) -> None:
+        """Refuse the dtype operand ``dt`` of ``call`` (x.to, tl.zeros, tl.full) when it is a
+        string or None (`t.to('float16')`, `tl.zeros(shape, None)`): Triton 3.6 refuses a
+        dtype spelt so, and printed as written the module did not compile (lowering
+        adversarial round 16). Any other value passes here: a kernel's constexpr parameter,
+        which tle-dump may try numbers for when no value is given, is bound when compiled."""
+        if dt.kind == "none" or dt.kind == "const" and isinstance(dt.value, str):
+            raise self.err(f"{call}'s dtype must be a tl dtype (`tl.float16`), got {dt.text}: "
+                           f"Triton 3.6 refuses any other", node)
+
     def err(self, msg: str, node: object, check: str = "lowering") -> TleError:
         return TleError(f"lowering: {msg}", getattr(node, "loc", None) or NOLOC, check=check)
 
@@ -934,13 +944,7 @@ class FnTranslator:
                 raise self.err("x.to needs a dtype", node)
             base = self.ex(node.args[0])
             dt = self.ex(node.args[1])
-            if dt.kind == "none" or dt.kind == "const" and isinstance(dt.value, str):
-                # (`t.to('float16')`, `t.to(None)`: Triton 3.6 refuses a dtype spelled so;
-                # printed as written, the module did not compile: lowering adversarial round
-                # 16. A kernel's constexpr parameter, which tle-dump may try numbers for when
-                # no value is given, is bound when compiled)
-                raise self.err(f"x.to's dtype must be a tl dtype (`tl.float16`), got "
-                               f"{dt.text}: Triton 3.6 refuses any other", node)
+            self.refuse_spelt_dtype(dt, "x.to", node)
             extra = ""
             for key, e in node.kwargs:  # bitcast, fp_downcast_rounding (call_args.READ)
                 ok, value = call_args.literal_of(e)
@@ -1126,12 +1130,7 @@ class FnTranslator:
             else:
                 value = self.ex(args[1])
                 dt = self.ex(args[2] if len(args) > 2 else kw["dtype"])
-            if dt.kind == "none" or dt.kind == "const" and isinstance(dt.value, str):
-                # (`tl.zeros(shape, 'float16')`, None: refused by Triton 3.6; printed as
-                # written, the module did not compile: lowering adversarial round 16. A
-                # kernel's constexpr parameter is bound when compiled)
-                raise self.err(f"tl.{name}'s dtype must be a tl dtype (`tl.float16`), got "
-                               f"{dt.text}: Triton 3.6 refuses any other", node)
+            self.refuse_spelt_dtype(dt, f"tl.{name}", node)
             if shape.kind == "const" and isinstance(shape.value, (tuple, list)):
                 # a module constant holding the shape
                 dims = tuple(shape.value)
