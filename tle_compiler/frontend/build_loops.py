@@ -36,6 +36,13 @@ def call_operands(call: ast.Call) -> list:
     return call.args + [k.value for k in call.keywords]
 
 
+def events_or_helpers(stmts: list[ast.stmt]) -> bool:
+    """Whether ``stmts`` (outside nested definitions) call a pipe verb that takes an index or a
+    function by name (a helper, which may hold such verbs)."""
+    return any(isinstance(c, ast.Call) and isinstance(c.func, ast.Name) or indexed_verb(c)
+               for c in walk_no_defs(stmts))
+
+
 class LoopBuild:
     """The loops of :class:`~.build.Builder`: its methods, kept here by idea."""
 
@@ -296,9 +303,7 @@ class LoopBuild:
             # tl.static_range(i)` over `w.acquire(j // 2)`: its bounds must be numbers)
             bounds = call_operands(n.iter) \
                 if isinstance(n, ast.For) and isinstance(n.iter, ast.Call) else []
-            if any(divided(a, names) for a in bounds) and any(
-                    isinstance(c, ast.Call) and isinstance(c.func, ast.Name) or indexed_verb(c)
-                    for c in walk_no_defs(n.body)):
+            if any(divided(a, names) for a in bounds) and events_or_helpers(n.body):
                 return True
             if depth < 8 and any(reads_names(a, {var} | names) for a in bounds) and isinstance(
                     n.target, ast.Name) and (self.divides(n.body, n.target.id, depth + 1)
@@ -310,9 +315,8 @@ class LoopBuild:
             # (non-affine-if). (A remainder, `if p % 2 == 0:`, the protocol view reads as it is.)
             if isinstance(n, ast.If) and any(
                     isinstance(x, ast.BinOp) and isinstance(x.op, ast.FloorDiv)
-                    and reads_names(x, {var}) for x in ast.walk(n.test)) and any(
-                    isinstance(c, ast.Call) and isinstance(c.func, ast.Name) or indexed_verb(c)
-                    for c in walk_no_defs(n.body + n.orelse)):
+                    and reads_names(x, {var}) for x in ast.walk(n.test)) \
+                    and events_or_helpers(n.body + n.orelse):
                 return True
             if not isinstance(n, ast.Call):
                 continue
