@@ -785,22 +785,28 @@ REORDERED = {
 }
 
 
-@pytest.mark.parametrize("case", GPU_CASES, ids=[c[0] for c in GPU_CASES])
-def test_the_gpu_cases_verify_and_compile(tmp_path, case):
-    """The CPU counterpart of tests/gpu/test_lowering_adversarial_6_gpu.py: every kernel it
-    launches is verified and compiles for sm_90a, and plain Triton compiles its reference."""
+def _compiled_pair(tmp_path: Path, case: tuple) -> tuple:
+    """A GPU case's TLE kernel verified and compiled for sm_90a, and plain Triton's compile of
+    its reference, each a compiled kernel (``.asm``)."""
     import importlib.util
 
-    _, tle_src, ref_src, _, _ = case
-    _compiled(tmp_path, tle_src)
+    _, tle_src, ref_src, xdt, ydt = case
+    compiled = _compiled(tmp_path, tle_src)
     path = tmp_path / "ref.py"
     path.write_text(ref_src)
     spec = importlib.util.spec_from_file_location("ref_gpu_case", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     dt = {"int32": "i32", "int8": "i8", "bfloat16": "bf16", "float32": "fp32"}
-    _triton(mod.ref, {"x_ptr": f"*{dt[case[3]]}", "y_ptr": f"*{dt[case[4]]}", "N": "i32",
-                      "M": "i32"})
+    return compiled, _triton(mod.ref, {"x_ptr": f"*{dt[xdt]}", "y_ptr": f"*{dt[ydt]}",
+                                       "N": "i32", "M": "i32"})
+
+
+@pytest.mark.parametrize("case", GPU_CASES, ids=[c[0] for c in GPU_CASES])
+def test_the_gpu_cases_verify_and_compile(tmp_path, case):
+    """The CPU counterpart of tests/gpu/test_lowering_adversarial_6_gpu.py: every kernel it
+    launches is verified and compiles for sm_90a, and plain Triton compiles its reference."""
+    _compiled_pair(tmp_path, case)
 
 
 def _reduce_operand_layouts(ttgir: str) -> list[str]:
@@ -816,18 +822,7 @@ def test_a_reordered_case_reduces_in_another_layout_than_plain_triton(tmp_path, 
     """Why a REORDERED case is compared within rounding on the GPU: its reductions' operands are
     laid out otherwise in the lowered kernel than in plain Triton's compile of the same code.
     Should they agree one day, the case belongs among the bit-for-bit ones."""
-    import importlib.util
-
-    case = next(c for c in GPU_CASES if c[0] == name)
-    compiled = _compiled(tmp_path, case[1])
-    path = tmp_path / "ref.py"
-    path.write_text(case[2])
-    spec = importlib.util.spec_from_file_location("ref_reordered", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    dt = {"bfloat16": "bf16", "float32": "fp32"}
-    ref = _triton(mod.ref, {"x_ptr": f"*{dt[case[3]]}", "y_ptr": f"*{dt[case[4]]}", "N": "i32",
-                            "M": "i32"})
+    compiled, ref = _compiled_pair(tmp_path, next(c for c in GPU_CASES if c[0] == name))
     ours, theirs = (_reduce_operand_layouts(c.asm["ttgir"]) for c in (compiled, ref))
     assert ours and len(ours) == len(theirs), (ours, theirs)
     assert ours[0] != theirs[0], (ours, theirs)
