@@ -134,19 +134,25 @@ def increasing(model: Model, writer: Part, pipe: str) -> bool:
 
 
 def ordered(model: Model, kern: K.Kernel, a: Instance, b: Instance, pa: Part, pb: Part,
-            gathered: bool = False, gather=None):
+            gathered: bool = False, gather=None, fields: frozenset = frozenset()):
     """z3: ``a`` happens before ``b`` through some hand-off (existential over the events'
     iterations). ``gathered``: ``a`` is a load the lowering may copy into a slot by cp.async
     (race_sites.Access.gathered), whose global read is complete only when a commit of that
     slot's ring (the acquire ``gather``) after it arrives (the ring's commits arrive through
     cp.async.mbarrier.arrive, which waits for every copy the thread issued before): only such a
     commit orders it, not another pipe's commit or release, which the copy may outlast; none
-    does where the acquire is not known."""
+    does where the acquire is not known. ``fields``: the slot fields such a load fills; the
+    commit orders it only for a reader whose view holds them all: the copy's per-thread arrive
+    is on the full barrier of its field's group, and a reader of other fields waits another
+    group's barrier, which the elected arrive completes with the copy still reading (until
+    adversarial round 71 any wait of the ring counted)."""
     z3 = model.z3
     alts = []
     for e, w, offset in hb_pairs(kern, pa, pb):
         if gathered and (gather is None or offset != 0
-                         or e.event.handle.pipe != gather.handle.pipe):
+                         or e.event.handle.pipe != gather.handle.pipe
+                         or w.event.handle.view is not None
+                         and not set(fields) <= set(w.event.handle.view)):
             continue
         if not increasing(model, pa if offset == 0 else pb, e.event.handle.pipe):
             continue  # an index may be used twice, or out of order: no one use to match
