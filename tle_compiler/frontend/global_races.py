@@ -72,7 +72,7 @@ from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from .race_order import ordered
+from .race_order import ordered, unreleased
 from .race_solver import (BACKSTOP, BACKSTOP_HIT, SPENT, UNITS_PER_MS, Budget, InContext,
                           Unproved, backstop_words, units)
 from .race_sites import ATOMIC_PREFIX, collect, pointer_of
@@ -507,6 +507,17 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                 f"{', '.join(f'`{f}`' for f in sorted(x.gather_fields))}: such a reader waits "
                 f"another field group's barrier, which completes with the copy in flight)"
                 for x in (a, b) if x.gathered)
+            for p1, p2, x in ((pa, pb, a), (pb, pa, b)):
+                pipes = unreleased(model, kern, p1, p2)
+                if pipes and not x.gathered:
+                    names = ", ".join(f"`{n}`" for n in pipes)
+                    copied += (f" (the commits of pipe{'s' if len(pipes) > 1 else ''} {names} "
+                               f"by '{p1.kp.name}' fill the slot with loaded tiles only, which "
+                               f"the lowering copies by cp.async and arrives on per thread "
+                               f"with cp.async.mbarrier.arrive: that tracks the copies, not "
+                               f"the partition's other accesses, so waiting such a commit "
+                               f"orders none of them; store a field from registers too, or "
+                               f"hand off through another pipe)")
             raise TleError(
                 f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}"
                 f"{_describe(model, z, ia)}) and '{pb.kp.name}' ({b.kind} at line "

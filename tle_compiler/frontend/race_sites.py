@@ -60,6 +60,16 @@ class Part:
     assigns: dict[str, list] = field(default_factory=dict)
     loop_vars: set = field(default_factory=set)
     early_return: bool = False
+    #: how the partition, a pipe's writer, may fill each slot field: (pipe, field) -> kinds,
+    #: "async" (a store of a loaded tile, which the lowering may make a cp.async gather; pipe
+    #: None where the slot's acquire is not known), "plain" (a register store) or "tma"; the
+    #: lowering's commit arrives per thread alone (no release) where a field group holds only
+    #: the first (lowering/plan.py ``arrive_mode``): race_order.releases
+    fills: dict = field(default_factory=dict)
+    #: the pipes the partition closes (a closed flag is a register store: an elected arrive)
+    closes: set = field(default_factory=set)
+    #: (tle.gpu.tma_load op, its site) of each TMA copy into a slot
+    copies: list = field(default_factory=list)
 
 
 def _post(e: K.Expr) -> Iterator[K.Expr]:
@@ -93,6 +103,11 @@ def collect(kp: K.KPartition) -> Part:
                     part.accesses.append(Access(access_kind(x), x, Site(prefix + (("at", i, k),))))
                 elif isinstance(x, K.Event):
                     part.events.append(PipeEvent(x, Site(prefix + (("at", i, k),))))
+                    if x.verb == "close" and x.handle.side == "writer":
+                        part.closes.add(x.handle.pipe)
+                elif isinstance(x, K.Op) and x.name == "tle.gpu.tma_load" and x.args \
+                        and isinstance(x.args[0], K.SlotField):
+                    part.copies.append((x, Site(prefix + (("at", i, k),))))
                 k += 1
 
     def walk(stmts, prefix, top):
@@ -135,8 +150,15 @@ def _mark_gathers(part: Part) -> None:
     written in the store, or reached through names (``dst = local_ptr(slot.f)``, an inlined
     helper's parameter), a tuple's item, ``+ 0`` or a choice between pointers. Until adversarial
     round 71 only the first spelling was marked, and a gather through ``dst`` was taken as read
-    at its line, ordered by another pipe's hand-off the copy may outlast."""
+    at its line, ordered by another pipe's hand-off the copy may outlast. Also records how the
+    partition fills each slot field (``Part.fills``), which decides whether a commit of it is a
+    release (race_order.releases)."""
     by_op = {id(a.op): a for a in part.accesses if a.kind == "load"}
+    for op, site in part.copies:
+        sf = op.args[0]
+        acq = _acquire_of(part, sf.slot.id, site) if isinstance(sf.slot, K.Name) else None
+        if acq is not None:
+            part.fills.setdefault((acq.handle.pipe, sf.field), set()).add("tma")
     for acc in part.accesses:
         if acc.kind != "store":
             continue
@@ -147,14 +169,23 @@ def _mark_gathers(part: Part) -> None:
         if isinstance(value, K.Name) and len(part.assigns.get(value.id, ())) == 1:
             value = part.assigns[value.id][0][0]
         load = by_op.get(id(value))
+        # the acquire that gave the slot, of each field the pointer may be
+        acquires = [_acquire_of(part, sf.slot.id, site) if isinstance(sf.slot, K.Name) else None
+                    for sf, site in targets]
+        for (sf, _), acq in zip(targets, acquires):
+            pipe = acq.handle.pipe if acq is not None else None
+            if load is not None:
+                part.fills.setdefault((pipe, sf.field), set()).add("async")
+            elif pipe is not None:
+                # (a register store of a slot whose pipe is not known counts for none: it
+                # would make a commit of a pipe it may not fill a release)
+                part.fills.setdefault((pipe, sf.field), set()).add("plain")
         if load is None:
             continue
         load.gathered = True
         load.gather_fields = load.gather_fields | {sf.field for sf, _ in targets}
-        # the acquire that gave the slot, of each field the pointer may be; none known where
-        # they are not all acquires of one pipe (then no hand-off orders the load)
-        acquires = [_acquire_of(part, sf.slot.id, site) if isinstance(sf.slot, K.Name) else None
-                    for sf, site in targets]
+        # none known where they are not all acquires of one pipe (then no hand-off orders the
+        # load)
         if all(a is not None for a in acquires) and \
                 len({a.handle.pipe for a in acquires}) == 1:
             load.gather = acquires[0]
