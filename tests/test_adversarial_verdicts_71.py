@@ -64,8 +64,8 @@ Checked and held (tle-dump was right):
   of its loop (unknown-slot); a tile loaded in the window and fed to ``tl.dot`` after the
   release, through a tuple, ``.T.T`` or ``tl.trans`` (access-outside-window);
 - partitions of 0, 3 or 16 warps (bad-warp-specialize, bad-warps, registers); a walrus index and
-  a partition parameter with a default left out of the tuple: refused at the line; loads of one
-  pointer in two partitions as a trip count (non-affine-loop);
+  a partition parameter with a default left out of the tuple: refused at the line; a trip count
+  a partition loads itself, which another partition may load changed (non-affine-loop);
 - Triton 3.6's PTX has the partition's ``bar.sync`` before every elected ``mbarrier.arrive`` and
   ``mbarrier.arrive.expect_tx`` (a commit after a global store alone included), so those commits
   order the writer's earlier global accesses as the check assumes.
@@ -582,3 +582,23 @@ DEFAULT_CONFIG = {"signature": {"y_ptr": "*fp32", "z_ptr": "*fp32"}, "constexprs
     assert stores and arrives, ptx
     between = lines[stores[0]:arrives[0]]
     assert any(ln.startswith("bar.sync") for ln in between), "\n".join(between)
+
+
+@pytest.mark.parametrize("warps, want", [
+    ("0", "[bad-warp-specialize]"), ("3", "[bad-warps]"), ("16", "[registers]"),
+], ids=["0 warps", "3 warps", "16 warps"])
+def test_held_a_worker_of_another_warp_count(tmp_path, capsys, warps, want):
+    code, err = dump(tmp_path, capsys, RING.replace("STORE", FILL64 + ")").replace(
+        "[4], [232]", f"[{warps}], [232]"))
+    expect(code, err, ("rejected", want))
+
+
+def test_held_a_trip_count_each_partition_loads_itself(tmp_path, capsys):
+    """A trip count a partition loads itself (``n = tl.load(x_ptr)`` in the writer): another
+    partition's load of it may see another value (a store between, ordered by a hand-off), so
+    it is no param the partitions share: refused, not verified (only a kernel-body load is one
+    value for every partition)."""
+    text = RING.replace("    for p in range(N):\n        s = w.acquire(p)",
+                        "    n = tl.load(x_ptr)\n    for p in range(n):\n        s = w.acquire(p)")
+    code, err = dump(tmp_path, capsys, text.replace("STORE", FILL64 + ")"))
+    expect(code, err, ("rejected", "[non-affine-loop]"))
