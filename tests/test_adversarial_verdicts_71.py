@@ -66,6 +66,8 @@ Checked and held (tle-dump was right):
 - partitions of 0, 3 or 16 warps (bad-warp-specialize, bad-warps, registers); a walrus index and
   a partition parameter with a default left out of the tuple: refused at the line; a trip count
   a partition loads itself, which another partition may load changed (non-affine-loop);
+- two TMA-filled fields in two field groups: each copy completes on its own group's barrier,
+  whose expect-tx counts its bytes;
 - Triton 3.6's PTX has the partition's ``bar.sync`` before every elected ``mbarrier.arrive`` and
   ``mbarrier.arrive.expect_tx`` (a commit after a global store alone included), so those commits
   order the writer's earlier global accesses as the check assumes.
@@ -602,3 +604,70 @@ def test_held_a_trip_count_each_partition_loads_itself(tmp_path, capsys):
                         "    n = tl.load(x_ptr)\n    for p in range(n):\n        s = w.acquire(p)")
     code, err = dump(tmp_path, capsys, text.replace("STORE", FILL64 + ")"))
     expect(code, err, ("rejected", "[non-affine-loop]"))
+
+
+#: two TMA-filled fields in two field groups (readers `ra` of `a`, `rb` of `b`)
+TWO_TMA_GROUPS = """import triton.language as tl
+
+import tle_compiler as tle
+
+BM = tl.constexpr(64)
+BN = tl.constexpr(256)
+
+
+@tle.jit(num_warps=4)
+def k(x_desc, z_desc, y_ptr, u_ptr, N):
+    ring = tle.pipe(capacity=2, readers=("ra", "rb"),
+                    a=tle.gpu.alloc([2, BM, BN], tl.bfloat16),
+                    b=tle.gpu.alloc([2, 32, BN], tl.bfloat16))
+    tle.gpu.warp_specialize([(produce, (ring, x_desc, z_desc, N)),
+                             (cons_a, (ring, y_ptr, N)), (cons_b, (ring, u_ptr, N))],
+                            [4, 4], [168, 168])
+
+
+def produce(ring, x_desc, z_desc, N):
+    w = ring.writer()
+    for t in range(N):
+        slot = w.acquire(t)
+        tle.gpu.tma_load(slot.b, z_desc, [t * 32, 0])
+        tle.gpu.tma_load(slot.a, x_desc, [t * BM, 0])
+        w.commit(t)
+
+
+def cons_a(ring, y_ptr, N):
+    r = ring.reader("ra", fields=("a",))
+    for t in range(N):
+        res = r.wait(t)
+        tile = tl.load(tle.gpu.local_ptr(res.slot.a))
+        r.release(t)
+        rows = t * BM + tl.arange(0, BM)
+        tl.store(y_ptr + rows[:, None] * BN + tl.arange(0, BN)[None, :], tile)
+
+
+def cons_b(ring, u_ptr, N):
+    r = ring.reader("rb", fields=("b",))
+    for t in range(N):
+        res = r.wait(t)
+        tile = tl.load(tle.gpu.local_ptr(res.slot.b))
+        r.release(t)
+        rows = t * 32 + tl.arange(0, 32)
+        tl.store(u_ptr + rows[:, None] * BN + tl.arange(0, BN)[None, :], tile)
+
+
+DEFAULT_CONFIG = {"signature": {"x_desc": "tensordesc<bf16[64, 256]>",
+                                "z_desc": "tensordesc<bf16[32, 256]>",
+                                "y_ptr": "*bf16", "u_ptr": "*bf16", "N": "i32"},
+                  "constexprs": {}}
+"""
+
+
+def test_held_two_tma_fields_in_two_groups_complete_their_own_barriers(tmp_path, capsys):
+    """Each copy completes on its own group's full barrier, whose expect-tx is its bytes."""
+    code, err = dump(tmp_path, capsys, TWO_TMA_GROUPS)
+    expect(code, err, "verified")
+    code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert code == 0, err
+    assert "[(t * 32), 0], ring_full1.index(_ring_s1), ring_b.index(_ring_s1))" in gluon, gluon
+    assert "[(t * BM), 0], ring_full0.index(_ring_s1), ring_a.index(_ring_s1))" in gluon, gluon
+    assert "mbarrier.expect(ring_full0.index(_ring_s2), 32768)" in gluon, gluon
+    assert "mbarrier.expect(ring_full1.index(_ring_s2), 16384)" in gluon, gluon
