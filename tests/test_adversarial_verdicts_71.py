@@ -671,3 +671,22 @@ def test_held_two_tma_fields_in_two_groups_complete_their_own_barriers(tmp_path,
     assert "[(t * BM), 0], ring_full0.index(_ring_s1), ring_a.index(_ring_s1))" in gluon, gluon
     assert "mbarrier.expect(ring_full0.index(_ring_s2), 32768)" in gluon, gluon
     assert "mbarrier.expect(ring_full1.index(_ring_s2), 16384)" in gluon, gluon
+
+
+def test_the_ptx_of_a_gathers_only_commit_has_no_bar_sync_after_the_store(tmp_path, capsys):
+    """The producer of the case above (its reader not loading y), compiled: between each
+    thread's st.global of y and its cp.async.mbarrier.arrive no bar.sync or fence stands, so the
+    reader's wait does not order the store (the elected arrive of a register-stored slot has a
+    bar.sync before it: test_held_the_ptx_has_a_bar_sync_before_an_elected_arrive)."""
+    text = global_handoff().replace(" + tl.load(y_ptr + t * 4096 + offs)", "")
+    path = write_kernel(tmp_path, text)
+    code, ptx, err = run_dump(capsys, "--ptx", str(path))
+    assert code == 0, err
+    lines = [ln.strip() for ln in ptx.splitlines()]
+    stores = [i for i, ln in enumerate(lines) if ln.startswith("st.global")]
+    arrive = next(i for i, ln in enumerate(lines) if ln.startswith("cp.async.mbarrier.arrive"))
+    before = [i for i in stores if i < arrive]
+    assert before, ptx
+    between = lines[before[-1]:arrive]  # from the producer's last store of y to its arrive
+    assert not any(ln.startswith(("bar.sync", "barrier.sync", "fence", "membar"))
+                   for ln in between), "\n".join(between)
