@@ -49,6 +49,15 @@ False refusals, fixed:
   Triton's default, which the lowering drops) was a store that may fill nothing, so the reader's
   read was refused (unwritten-field). FIXED: frontend/walk_calls.py reads a None mask as no mask.
 
+- A helper with a guard clause, ``def put(w, p, x_ptr, N): if p >= N: return`` then the window
+  (``acquire(p)`` ... ``commit(p)``), called in ``for p in range(N + 2)``, a correct ring, was
+  refused ("`return` is allowed only as a helper's last statement"), where Triton 3.6 compiles
+  it (the oracle's TTIR: ``cf.cond_br`` to a ``tt.return``). FIXED: frontend/build_calls.py
+  ``guard_clauses`` reads such an `if` as an `if` / `else` holding the rest of the helper:
+  verified, lowered as ``if (p >= N): pass else: ...``; the guard ``if p == 3: return`` of the
+  writer alone is found (wait-never-committed). A guard beside a returned value stays refused,
+  as Triton refuses it ("Inconsistent return types: void and int32").
+
 Checked and held (tle-dump was right):
 
 - free buffers (``tle.gpu.alloc`` of no pipe) touched by two partitions through ``q = local_ptr(fb);
@@ -77,6 +86,7 @@ from __future__ import annotations
 
 import pytest
 
+from .adversarial_oracles import triton_ttir
 from .adversarial_support import dump, expect, run_dump, write_kernel
 
 HEAD = "import triton.language as tl\n\nimport tle_compiler as tle\n\n\n"
@@ -690,3 +700,89 @@ def test_the_ptx_of_a_gathers_only_commit_has_no_bar_sync_after_the_store(tmp_pa
     between = lines[before[-1]:arrive]  # from the producer's last store of y to its arrive
     assert not any(ln.startswith(("bar.sync", "barrier.sync", "fence", "membar"))
                    for ln in between), "\n".join(between)
+
+
+# ------------------------------------------------------ F: a helper's guard clause (refused)
+
+#: round 28's ring whose writer runs its window in a helper with a guard clause GUARD, over
+#: WRITER_RANGE
+GUARDED = HEAD + '''@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    for p in range(WRITER_RANGE):
+        put(w, p, x_ptr, N)
+
+
+def put(w, p, x_ptr, N):
+    if GUARD:
+        return
+    s = w.acquire(p)
+    tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+    w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                  "constexprs": {}}
+'''
+
+
+def guarded(guard: str, writer_range: str = "N + 2") -> str:
+    return GUARDED.replace("GUARD", guard).replace("WRITER_RANGE", writer_range)
+
+
+def test_a_helper_with_a_guard_clause_is_read_as_an_if_else(tmp_path, capsys):
+    """Before: rejected, unsupported-control-flow ("`return` is allowed only as a helper's last
+    statement")."""
+    code, err = dump(tmp_path, capsys, guarded("p >= N"))
+    expect(code, err, "verified")
+    code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert code == 0, err
+    assert "if (p >= N):\n            pass\n        else:" in gluon, gluon
+
+
+def test_a_guard_clause_that_skips_a_window_the_reader_waits_is_found(tmp_path, capsys):
+    code, err = dump(tmp_path, capsys, guarded("p == 3", "N"))
+    expect(code, err, ("rejected", "[wait-never-committed]", "waits index 3"))
+
+
+def test_triton_compiles_a_helper_with_a_guard_clause(tmp_path, monkeypatch):
+    """The oracle: Triton 3.6 compiles the helper's early return as a branch to its return."""
+    ttir = triton_ttir(tmp_path, monkeypatch, '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def put(x_ptr, p, N):
+    if p >= N:
+        return
+    tl.store(x_ptr + p, 1.0)
+
+
+@triton.jit
+def k(x_ptr, N, C: tl.constexpr):
+    for p in range(N + 2):
+        put(x_ptr, p, N)
+''', "guard71")
+    assert "cf.cond_br" in ttir and ttir.count("tt.return") >= 3, ttir
+
+
+def test_a_guard_clause_beside_a_returned_value_stays_refused(tmp_path, capsys):
+    text = guarded("p >= N").replace("    w.commit(p)\n\n\ndef consume",
+                                     "    w.commit(p)\n    return p\n\n\ndef consume")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, ("rejected", "`return` is allowed only as a helper's last statement"))
