@@ -56,7 +56,17 @@ False refusals, fixed:
   ``guard_clauses`` reads such an `if` as an `if` / `else` holding the rest of the helper:
   verified, lowered as ``if (p >= N): pass else: ...``; the guard ``if p == 3: return`` of the
   writer alone is found (wait-never-committed). A guard beside a returned value stays refused,
-  as Triton refuses it ("Inconsistent return types: void and int32").
+  as Triton refuses it ("Inconsistent return types: void and int32"). Round 24 pinned such a
+  helper as refused "as Triton refuses it", a claim no oracle had checked: its test now expects
+  the verdict (tests/test_adversarial_verdicts_24.py).
+
+Held (false refusals left): the same guard clause in a partition function itself (``if N ==
+7: return`` before its loop of events), which Triton 3.6 compiles too, stays refused
+(unsupported-control-flow, "restructure so the function returns after its last event"): a
+partition's early return has its own reading (the constexpr-guarded one read specialised),
+which a rewrite would change; and a free buffer written by one partition and read by another
+after a hand-off that orders them is refused (buffer-race), as the check orders no free buffer
+(the lowering does not translate free buffers yet).
 
 Checked and held (tle-dump was right):
 
