@@ -48,7 +48,6 @@ False refusals, fixed:
 - ``tl.store(tle.gpu.local_ptr(s.tile), v, None)`` (a mask of None by position or keyword,
   Triton's default, which the lowering drops) was a store that may fill nothing, so the reader's
   read was refused (unwritten-field). FIXED: frontend/walk_calls.py reads a None mask as no mask.
-
 - A helper with a guard clause, ``def put(w, p, x_ptr, N): if p >= N: return`` then the window
   (``acquire(p)`` ... ``commit(p)``), called in ``for p in range(N + 2)``, a correct ring, was
   refused ("`return` is allowed only as a helper's last statement"), where Triton 3.6 compiles
@@ -87,9 +86,10 @@ Checked and held (tle-dump was right):
   a partition loads itself, which another partition may load changed (non-affine-loop);
 - two TMA-filled fields in two field groups: each copy completes on its own group's barrier,
   whose expect-tx counts its bytes;
-- Triton 3.6's PTX has the partition's ``bar.sync`` before every elected ``mbarrier.arrive`` and
-  ``mbarrier.arrive.expect_tx`` (a commit after a global store alone included), so those commits
-  order the writer's earlier global accesses as the check assumes.
+- Triton 3.6's PTX has the partition's ``bar.sync`` before an elected ``mbarrier.arrive`` (a
+  commit after a global store alone included: pinned below) and before the TMA ring's
+  ``mbarrier.arrive.expect_tx`` (tle_kernels/gpu_tests/tma_ring.py, read by hand), so those
+  commits order the writer's earlier global accesses as the check assumes.
 """
 
 from __future__ import annotations
