@@ -62,6 +62,36 @@ def returns_on_every_path(st: ast.stmt) -> bool:
     return isinstance(st, ast.If) and ends(st.body) and ends(st.orelse)
 
 
+def guard_clauses(body: list) -> list:
+    """A helper's body with each guard clause (an `if` without `else` whose branch ends in a
+    bare `return`, not the last statement) made an `if` / `else` holding the rest of the body
+    in its `else`: the same program, which Triton 3.6 compiles as a branch of the function
+    (``cf.cond_br`` to a ``tt.return``) and the inlined body reads as an `if`. Until
+    adversarial round 71 such a helper was refused ("`return` is allowed only as a helper's
+    last statement"). Left as it is where the rest returns a value (Triton refuses a function
+    returning None on one path and a value on another: "Inconsistent return types: void and
+    int32") or the branch returns before its end."""
+    for i, st in enumerate(body[:-1]):
+        if not (isinstance(st, ast.If) and not st.orelse and st.body
+                and isinstance(st.body[-1], ast.Return) and st.body[-1].value is None):
+            continue
+        rest = body[i + 1:]
+        inner = [n for x in [*st.body[:-1], *rest] for n in ast.walk(x)]
+        if any(isinstance(n, ast.Return) and n.value is not None for n in inner) or any(
+                isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+                for n in inner):
+            return body
+        rest = guard_clauses(rest)
+        if rest and isinstance(rest[-1], ast.Return) and rest[-1].value is None:
+            rest = rest[:-1]  # the helper's own end
+        then = st.body[:-1] or [ast.copy_location(ast.Pass(), st.body[-1])]
+        made = ast.copy_location(ast.If(test=st.test, body=then,
+                                        orelse=rest or [ast.copy_location(ast.Pass(), st)]),
+                                 st)
+        return [*body[:i], made]
+    return body
+
+
 class CallBuild:
     """The calls of :class:`~.build.Builder`: its methods, kept here by idea."""
 
@@ -702,7 +732,7 @@ class CallBuild:
                 if shape is not None:
                     self.tuple_shapes[frame.kir(p)] = shape
             ret: tuple[K.Expr, Optional[Static]] = (K.Const(None, self.loc(node)), None)
-            body = list(fdef.body)
+            body = guard_clauses(list(fdef.body))
             while body:
                 for i, st in enumerate(body):
                     if isinstance(st, ast.Return):

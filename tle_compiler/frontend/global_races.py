@@ -72,7 +72,7 @@ from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from .race_order import ordered
+from .race_order import ordered, unreleased
 from .race_solver import (BACKSTOP, BACKSTOP_HIT, SPENT, UNITS_PER_MS, Budget, InContext,
                           Unproved, backstop_words, units)
 from .race_sites import ATOMIC_PREFIX, collect, pointer_of
@@ -422,8 +422,10 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
 
             if query()[1] == z3.unsat:
                 continue  # apart, whatever orders them (no quantifier to decide)
-            unordered = (z3.Not(ordered(model, kern, ia, ib, pa, pb, a.gathered, a.gather)),
-                         z3.Not(ordered(model, kern, ib, ia, pb, pa, b.gathered, b.gather)))
+            unordered = (z3.Not(ordered(model, kern, ia, ib, pa, pb, a.gathered, a.gather,
+                                        a.gather_fields)),
+                         z3.Not(ordered(model, kern, ib, ia, pb, pa, b.gathered, b.gather,
+                                        b.gather_fields)))
             # a witness where no int32 arithmetic wraps around first (the plainer one), nor
             # 64-bit arithmetic or an address modulo 2 ** 64, then any (race_wraps.py)
             wraps = [v for v in ia.fresh + ib.fresh
@@ -500,8 +502,22 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                 f"{f'pipe `{x.gather.handle.pipe}`' if x.gather is not None else 'a pipe'}, "
                 f"which the lowering copies by cp.async: its read of global memory is complete "
                 f"only when a commit of that pipe after it arrives, and no hand-off of another "
-                f"pipe orders it)"
+                f"pipe orders it, nor a wait of a reader whose view lacks field"
+                f"{'s' if len(x.gather_fields) > 1 else ''} "
+                f"{', '.join(f'`{f}`' for f in sorted(x.gather_fields))}: such a reader waits "
+                f"another field group's barrier, which completes with the copy in flight)"
                 for x in (a, b) if x.gathered)
+            for p1, p2, x in ((pa, pb, a), (pb, pa, b)):
+                pipes = unreleased(model, kern, p1, p2)
+                if pipes and not x.gathered:
+                    names = ", ".join(f"`{n}`" for n in pipes)
+                    copied += (f" (the commits of pipe{'s' if len(pipes) > 1 else ''} {names} "
+                               f"by '{p1.kp.name}' fill the slot with loaded tiles only, which "
+                               f"the lowering copies by cp.async and arrives on per thread "
+                               f"with cp.async.mbarrier.arrive: that tracks the copies, not "
+                               f"the partition's other accesses, so waiting such a commit "
+                               f"orders none of them; store a field from registers too, or "
+                               f"hand off through another pipe)")
             raise TleError(
                 f"partitions '{pa.kp.name}' ({a.kind} at line {a.op.loc.line}"
                 f"{_describe(model, z, ia)}) and '{pb.kp.name}' ({b.kind} at line "

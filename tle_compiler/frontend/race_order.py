@@ -133,23 +133,112 @@ def increasing(model: Model, writer: Part, pipe: str) -> bool:
     return ok
 
 
+#: element types of a slot field the lowering never gathers by cp.async (it copies 16 and
+#: 32-bit elements: lowering/plan.py BITS), in the spellings a pipe field's dtype takes
+NO_GATHER_DTYPES = frozenset({
+    "float64", "fp64", "int64", "i64", "uint64", "u64", "int8", "i8", "uint8", "u8", "int1",
+    "i1", "float8e4nv", "fp8e4nv", "float8e5", "fp8e5", "float8e4b15", "fp8e4b15"})
+
+
+def _reader_views(kern: K.Kernel, pipe: str) -> dict:
+    """reader name (None: SPSC) -> its field view (None: every field), from the reader events
+    of every partition."""
+    views: dict = {}
+    for kp in kern.partitions:
+        for st in K.walk_stmts(kp.body):
+            for x in K.stmt_exprs(st):
+                for e in K.walk_expr(x):
+                    if isinstance(e, K.Event) and e.handle.pipe == pipe \
+                            and e.handle.side == "reader":
+                        views.setdefault(e.handle.reader, e.handle.view)
+    return views
+
+
+def releases(model: Model, kern: K.Kernel, writer: Part, pipe: str, reader) -> bool:
+    """Whether a commit of ``pipe`` by ``writer`` is a release for the reader of handle
+    ``reader``: some field group of the reader's view gets an elected arrive (after the
+    partition's bar.sync, with release semantics) or a named barrier's bar.arrive, which order
+    every access of the writer's threads before the commit. A group whose fields the writer
+    fills only with loaded tiles (cp.async gathers: ``Part.fills``), in a pipe it never closes,
+    is arrived on per thread by ``cp.async.mbarrier.arrive`` alone (lowering/plan.py
+    ``arrive_mode`` "thread"), which tracks the thread's copies, not its other accesses (as
+    docs/lowering.md says of rule 10's hops): waiting it orders only those copies. Until
+    adversarial round 71 every commit counted."""
+    key = ("releases", writer.kp.name, pipe, reader.reader, reader.view)
+    cached = model.cache.get(key)
+    if cached is not None:
+        return cached
+    decl = kern.pipe(pipe)
+    fields = [b.name for b in decl.fields] if decl is not None else []
+    if decl is None or decl.named or pipe in writer.closes:
+        model.cache[key] = True
+        return True
+    views = _reader_views(kern, pipe)
+
+    def group(f: str) -> frozenset:
+        return frozenset(r for r, v in views.items() if v is None or f in v)
+
+    shapes = {b.name: b for b in decl.fields}
+
+    def kinds_of(f: str) -> set:
+        kinds = writer.fills.get((pipe, f), set()) | writer.fills.get((None, f), set())
+        b = shapes[f]
+        if "async" in kinds and (len(b.shape) < 3 or b.dtype in NO_GATHER_DTYPES
+                                 or not group(f)):
+            # the lowering gathers by cp.async only into a slot of two dimensions or more and
+            # 16 or 32-bit elements that some reader's view holds (translate.py
+            # _cp_async_source / _cp_async_form): this field is stored from registers
+            kinds = (kinds - {"async"}) | {"plain"}
+        return kinds
+
+    mine = [f for f in fields if reader.view is None or f in reader.view]
+    out = False
+    for g in {group(f) for f in mine}:
+        kinds: set = set()
+        for f in fields:
+            if group(f) == g:
+                kinds |= kinds_of(f)
+        if kinds - {"async"} or "async" not in kinds:
+            out = True  # a register store, a TMA copy, or nothing gathered: an elected arrive
+            break
+    model.cache[key] = out
+    return out
+
+
+def unreleased(model: Model, kern: K.Kernel, first: Part, second: Part) -> list[str]:
+    """The pipes whose commits by ``first`` a wait of ``second`` matches, but which are no
+    release for that reader (:func:`releases`): what a memory-race message names."""
+    return sorted({e.event.handle.pipe for e, w, offset in hb_pairs(kern, first, second)
+                   if offset == 0 and not releases(model, kern, first, e.event.handle.pipe,
+                                                   w.event.handle)})
+
+
 def ordered(model: Model, kern: K.Kernel, a: Instance, b: Instance, pa: Part, pb: Part,
-            gathered: bool = False, gather=None):
+            gathered: bool = False, gather=None, fields: frozenset = frozenset()):
     """z3: ``a`` happens before ``b`` through some hand-off (existential over the events'
     iterations). ``gathered``: ``a`` is a load the lowering may copy into a slot by cp.async
     (race_sites.Access.gathered), whose global read is complete only when a commit of that
     slot's ring (the acquire ``gather``) after it arrives (the ring's commits arrive through
     cp.async.mbarrier.arrive, which waits for every copy the thread issued before): only such a
     commit orders it, not another pipe's commit or release, which the copy may outlast; none
-    does where the acquire is not known."""
+    does where the acquire is not known. ``fields``: the slot fields such a load fills; the
+    commit orders it only for a reader whose view holds them all: the copy's per-thread arrive
+    is on the full barrier of its field's group, and a reader of other fields waits another
+    group's barrier, which the elected arrive completes with the copy still reading (until
+    adversarial round 71 any wait of the ring counted)."""
     z3 = model.z3
     alts = []
     for e, w, offset in hb_pairs(kern, pa, pb):
         if gathered and (gather is None or offset != 0
-                         or e.event.handle.pipe != gather.handle.pipe):
+                         or e.event.handle.pipe != gather.handle.pipe
+                         or w.event.handle.view is not None
+                         and not set(fields) <= set(w.event.handle.view)):
             continue
         if not increasing(model, pa if offset == 0 else pb, e.event.handle.pipe):
             continue  # an index may be used twice, or out of order: no one use to match
+        if offset == 0 and not gathered and \
+                not releases(model, kern, pa, e.event.handle.pipe, w.event.handle):
+            continue  # the commit arrives per thread for its copies alone: no release
         ie = instance(model, pa, e.site, f"{a.label}>{len(alts)}e")
         iw = instance(model, pb, w.site, f"{b.label}<{len(alts)}w")
         se, sw = surely(z3, ie, a), surely(z3, iw, b)

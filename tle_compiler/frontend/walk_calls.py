@@ -706,7 +706,12 @@ class CallWalk:
             if isinstance(first, Data) and first.shared and first.view != "loaded":
                 # a mask (or an atomic, which writes only what its own operands say) may leave
                 # elements unwritten: rule 7 counts it as a write that fills nothing
-                masked = kwargs.get("mask") is not None or len(args) > 2
+                # (`mask=None`, by keyword or position, is no mask: Triton's default, which
+                # the lowering drops too; it made the store one that fills nothing until
+                # adversarial round 71)
+                mask = node.args[2] if len(node.args) > 2 else node.kw("mask")
+                masked = mask is not None and not (isinstance(mask, K.Const)
+                                                   and mask.value is None)
                 if name == "store":
                     self.check_slot_store(first, node)
                 self.access(first, op, node, write=True,
