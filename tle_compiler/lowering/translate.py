@@ -36,7 +36,8 @@ from ..diagnostics import TleError
 from ..frontend.partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tle_call,
                                         load_volatile_refusal, operand_kind_refusal,
                                         prefetch_bytes_refusal, scale_rows_refusal, shape_test,
-                                        slot_pointer_arithmetic_refusal)
+                                        shared_pointer_operand_refusal,
+                                        slot_pointer_arithmetic_refusal, SHARED_POINTER_CALLS)
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from ..ir import promotion
@@ -677,6 +678,8 @@ class FnTranslator:
                 raise self.err(f"tuple index {i} out of range: the tuple has {n} item"
                                f"{'s' if n != 1 else ''}", node)
             return base.value[i]
+        if base.kind == "lptr":
+            raise self.err(shared_pointer_operand_refusal("a subscript"), node)
         if base.kind != "tensor":
             raise self.err("only tensors and tuples can be subscripted", node)
         if any(e != ":" and e is not None for e in node.index):
@@ -913,6 +916,8 @@ class FnTranslator:
         if name == "T":
             # `x.T`: Triton's code generator makes it permute(x, (1, 0)) (get_Attribute), which is
             # tl.trans of a 2-D tensor; any other rank Triton refuses
+            if node.args and self._shared_pointer(node.args[0]):
+                raise self.err(shared_pointer_operand_refusal("`x.T`"), node)
             renamed = replace(node, name="tl.trans")
             self.alias_path(renamed, node)
             # `u = t.T` binds a deferred view as `u = tl.trans(t)` does (_binds_a_dot_operand)
@@ -1057,6 +1062,12 @@ class FnTranslator:
                  i64=wide(vals[0]) or wide(vals[1]))
 
     def call_builtin(self, canon: str, node: K.Op) -> V:
+        if canon.startswith("tl.") and canon.rsplit(".", 1)[-1] not in SHARED_POINTER_CALLS \
+                and any(self._shared_pointer(e) for e in (*node.args, *dict(node.kwargs).values())):
+            # `tl.where(m, local_ptr(a), local_ptr(b))`, `tl.maximum`, `tl.trans` of one: Gluon
+            # has none of them on a shared-memory descriptor (the compile failed in Gluon, away
+            # from the line, after tle-dump verified the kernel; lowering adversarial round 19)
+            raise self.err(shared_pointer_operand_refusal(f"`{canon}`"), node)
         if canon in more_ops.HANDLED:  # atomics, barrier, print, asserts (lowering/more_ops.py)
             return more_ops.translate(self, node)
         kw = self.kwargs(node)
@@ -1774,6 +1785,21 @@ class FnTranslator:
                 item = v.value[e.index[0]]
                 return item if isinstance(item, V) else None
         return None
+
+    def _shared_pointer(self, e) -> bool:
+        """Whether the expression ``e`` is a shared-memory pointer (``tle.gpu.local_ptr(...)``,
+        a name bound to one, ``+ 0`` of one, a hint of one), read without translating it."""
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            return v is not None and v.kind == "lptr"
+        if isinstance(e, K.BinOp) and e.op in ("+", "-"):
+            return self._shared_pointer(e.lhs) or self._shared_pointer(e.rhs)
+        if isinstance(e, K.Op):
+            if e.name == "tle.gpu.local_ptr":
+                return True
+            if e.name in ("tl.multiple_of", "tl.max_contiguous", "tl.max_constancy") and e.args:
+                return self._shared_pointer(e.args[0])
+        return False
 
     def _static_pointees(self, e) -> list:
         """The element types (a signature's spelling, None where unknown) the pointer expression
