@@ -66,6 +66,12 @@ Wrong and fixed:
   values (``M // -2`` is -2, Python's); a default that is no number (None, a dtype) stays
   refused (frontend/build.py ``partition_defaults``; tests/test_correct_kernels_accepted.py and
   round 18's test changed with it).
+* test_an_item_of_a_name_bound_to_a_shape_is_the_tensor_triton_makes: ``s = t.shape`` then
+  ``s[0]`` (round 17's held item) was refused saying that Triton refuses an integer index of a
+  tensor, which it does not: ``s`` is a tuple, each of whose numbers visit_Assign makes an i32
+  tensor. The reading now takes the item as data (as ``t.shape[0]``), and the lowering spells
+  the items as those tensors (``gl.to_tensor(32)``: C's ``s[0] // -3``, an i32 add beside an
+  int8 tile; lowering/translate.py ``assign``, frontend/walker.py); round 17's test changed.
 
 Held (the same operations, types and attributes as Triton, or refused at the line as Triton
 or the lowering refuses them): the rest. Every TMA commit's expect-tx is the bytes its copies
@@ -80,7 +86,7 @@ fold to ``t`` in both compiles. fp8, fp32 and int8 wgmmas are issued synchronous
 
 Left open (refused at the line, as before): ``tl.dot``'s ``out_dtype=tl.float16`` /
 ``input_precision`` / ``allow_tf32`` / ``max_num_imprecise_acc`` other than their defaults
-(Triton compiles them); ``s = t.shape; s[0]`` and tuple concatenation / slicing; ``tl.clamp``,
+(Triton compiles them); ``a, b = t.shape`` and tuple concatenation / slicing; ``tl.clamp``,
 ``tl.cumsum``, ``tl.argmax`` (each refused with what to write); a partition default that is no
 number (Triton passes None and a dtype as constexprs); ``tp = (M, 3 * 3)`` then ``tp[1] //
 -2`` in a partition (the frontend's C-division refusal, as for a literal item).
@@ -458,6 +464,34 @@ def test_a_returned_number_outside_i32_is_refused_in_true_words(tmp_path):
     rc, out = _dump(_write(tmp_path, text), "-q")
     assert rc == 1 and "which Triton 3.6 holds as an int64 tensor" in out, out
     assert "refuses the scalar" not in out, out
+
+
+SHAPE_ITEMS = [
+    ("int8", "s = t.shape\n" + S % "t + s[0]"),
+    ("int32", "s = t.shape\n" + S % "t + s[0] // -3"),
+    ("int32", "s = t.shape\n" + S % "t + s[-1] % -7"),
+    ("int32", "s = t.shape\n" + S % "t + s[0] * 100000000"),
+    ("int32", "s = t.shape\nu = s\n" + S % "t + u[0] // -3"),
+    ("float32", "s = t.shape\n" + S % "t + s[1] * 2"),
+]
+
+
+@pytest.mark.parametrize("dt, body", SHAPE_ITEMS,
+                         ids=["int8-add", "floordiv", "mod", "wrap", "renamed", "float"])
+def test_an_item_of_a_name_bound_to_a_shape_is_the_tensor_triton_makes(tmp_path, dt, body):
+    """``s = t.shape`` then ``s[0]``: Triton's visit_Assign makes each number of the shape an
+    i32 tensor (C's ``//`` and ``%``, i32 wraps, an i32 add beside an int8 tile); the item was
+    refused at the line ("`s` is no tuple ... Triton 3.6 refuses", untrue: it compiles)."""
+    _same_as_triton(tmp_path, body, dt)
+
+
+def test_a_name_bound_to_a_shape_stays_refused_where_triton_wants_constexprs(tmp_path):
+    body = "s = t.shape\nz = tl.zeros(s, tl.float32)\n" + S % "t + z"
+    with pytest.raises(Exception) as info:
+        _plain(tmp_path, body, "float32")
+    assert "must have type `constexpr[int]`" in _texts(info.value), _texts(info.value)
+    rc, out = _dump(_write(tmp_path, _tle_text(body, "float32")), "-q")
+    assert rc == 1 and "takes compile-time values only" in out, out
 
 
 # ------------------------------------------------------------------ held: partition bodies

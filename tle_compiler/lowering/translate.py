@@ -2584,6 +2584,12 @@ class FnTranslator:
             # adversarial round 11). So are those of a tuple with a run-time item (`T = (N,
             # 100)`), which the frontend does not fold in the partition either.
             v = bound_items(v)
+        elif v.kind == "tuple" and isinstance(node, K.Assign) \
+                and isinstance(node.value, K.SlotField) and node.value.field == "shape":
+            # `s = t.shape`: Triton's visit_Assign makes each number of the shape a tensor (an
+            # i32), so `s[0] // -3` is C's division and `t8 + s[0]` an i32 add; read as the
+            # numbers, the lowering computed Python's (lowering adversarial round 19)
+            v = bound_items(v)
         if v.kind in ("pipe", "writer", "reader", "slot", "res", "smem", "lptr", "dtype", "func",
                       "mod", "tuple", "none", "smemT", "smemV"):
             self.env[name] = v
