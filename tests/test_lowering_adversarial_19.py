@@ -72,6 +72,12 @@ Wrong and fixed:
   tensor. The reading now takes the item as data (as ``t.shape[0]``), and the lowering spells
   the items as those tensors (``gl.to_tensor(32)``: C's ``s[0] // -3``, an i32 add beside an
   int8 tile; lowering/translate.py ``assign``, frontend/walker.py); round 17's test changed.
+* test_a_concatenation_of_tuples_written_out_computes_as_triton_does: ``a = (1, 2) + (3,)``
+  then ``a[2]`` (round 17's held concatenation) was refused at the item as "no tuple" that
+  Triton refuses, untrue: Triton's tuple ``+`` concatenates. A concatenation of tuples (or
+  lists) written out is now the tuple of their items (frontend/build_expressions.py
+  ``e_BinOp``); one of a name bound to a tuple (``b = a + (3,)``) is refused at its line in
+  true words (frontend/walk_arithmetic.py).
 
 Held (the same operations, types and attributes as Triton, or refused at the line as Triton
 or the lowering refuses them): the rest. Every TMA commit's expect-tx is the bytes its copies
@@ -86,10 +92,12 @@ fold to ``t`` in both compiles. fp8, fp32 and int8 wgmmas are issued synchronous
 
 Left open (refused at the line, as before): ``tl.dot``'s ``out_dtype=tl.float16`` /
 ``input_precision`` / ``allow_tf32`` / ``max_num_imprecise_acc`` other than their defaults
-(Triton compiles them); ``a, b = t.shape`` and tuple concatenation / slicing; ``tl.clamp``,
-``tl.cumsum``, ``tl.argmax`` (each refused with what to write); a partition default that is no
-number (Triton passes None and a dtype as constexprs); ``tp = (M, 3 * 3)`` then ``tp[1] //
--2`` in a partition (the frontend's C-division refusal, as for a literal item).
+(Triton compiles them); ``a, b = t.shape``, ``a + (3,)`` of a name, tuple slicing (``a[1:]``,
+"not supported in a kernel"); ``tl.clamp``, ``tl.cumsum``, ``tl.argmax`` (each refused with
+what to write); a partition default that is no number (Triton passes None and a dtype as
+constexprs); ``tp = (M, 3 * 3)`` then ``tp[1] // -2`` in a partition (the frontend's
+C-division refusal, as for a literal item). No GPU run this round: each comparison is of
+the TTGIR compiled on the CPU.
 """
 
 from __future__ import annotations
@@ -492,6 +500,30 @@ def test_a_name_bound_to_a_shape_stays_refused_where_triton_wants_constexprs(tmp
     assert "must have type `constexpr[int]`" in _texts(info.value), _texts(info.value)
     rc, out = _dump(_write(tmp_path, _tle_text(body, "float32")), "-q")
     assert rc == 1 and "takes compile-time values only" in out, out
+
+
+CONCATENATED = [
+    ("int8", "a = (1, 2) + (3,)\n" + S % "t + a[2]"),
+    ("int32", "a = (M, 2) + (7,)\n" + S % "t + a[0]"),
+    ("int8", S % "t + ((M, 2) + (7,))[2]"),
+    ("int8", "a = [1, 2] + [3]\n" + S % "t + a[2]"),
+]
+
+
+@pytest.mark.parametrize("dt, body", CONCATENATED, ids=["numbers", "run-time", "inline", "lists"])
+def test_a_concatenation_of_tuples_written_out_computes_as_triton_does(tmp_path, dt, body):
+    """Triton's tuple ``+`` concatenates (each number item then a tensor, as assigned); the
+    reading took ``+`` of two tuples for arithmetic and refused an item ("no tuple")."""
+    _same_as_triton(tmp_path, body, dt)
+
+
+def test_a_concatenation_of_a_name_is_refused_at_its_line_in_true_words(tmp_path):
+    body = "a = (1, 2)\nb = a + (3,)\n" + S % "t + b[2]"
+    _plain(tmp_path, body, "int8")  # Triton compiles it
+    text = _tle_text(body, "int8")
+    rc, out = _dump(_write(tmp_path, text), "-q")
+    assert rc == 1 and f"kernel.py:{_line(text, 'b = a + (3,)')}: error" in out, out
+    assert "concatenation of tuples written out" in out and "is no tuple" not in out, out
 
 
 # ------------------------------------------------------------------ held: partition bodies
