@@ -72,6 +72,14 @@ Wrong and fixed:
   tensor. The reading now takes the item as data (as ``t.shape[0]``), and the lowering spells
   the items as those tensors (``gl.to_tensor(32)``: C's ``s[0] // -3``, an i32 add beside an
   int8 tile; lowering/translate.py ``assign``, frontend/walker.py); round 17's test changed.
+* test_a_mask_of_integers_is_refused_at_its_line: ``tl.load(ptrs, mask=offs, other=0.0)`` of
+  ``offs`` an int32 tile (a name bound to ``tl.arange`` arithmetic; ``offs & 1``, ``tl.arange(0,
+  64)[None, :]``, a store's ``mask=offs``, a shared-memory load's): Triton 3.6 refuses a mask
+  that is no bool ("error encountered during parsing"; "Mask must have boolean scalar type");
+  the frontend refuses the kinds it follows (an argument, a cast), not these, so tle-dump
+  verified them and the Gluon's compile failed away from the line ("Triton failed to compile
+  the lowered kernel"). The lowering now refuses a mask of a known integer or float type at
+  its line (lowering/translate.py ``_bool_mask``).
 * test_a_concatenation_of_tuples_written_out_computes_as_triton_does: ``a = (1, 2) + (3,)``
   then ``a[2]`` (round 17's held concatenation) was refused at the item as "no tuple" that
   Triton refuses, untrue: Triton's tuple ``+`` concatenates. A concatenation of tuples (or
@@ -524,6 +532,43 @@ def test_a_concatenation_of_a_name_is_refused_at_its_line_in_true_words(tmp_path
     rc, out = _dump(_write(tmp_path, text), "-q")
     assert rc == 1 and f"kernel.py:{_line(text, 'b = a + (3,)')}: error" in out, out
     assert "concatenation of tuples written out" in out and "is no tuple" not in out, out
+
+
+MASKS = [
+    ("u = tl.load(y_ptr + p * 2048 + offs, mask=offs, other=0.0)\n" + S % "u + t",
+     "tl.load: its mask is an integer", "error encountered during parsing"),
+    ("u = tl.load(y_ptr + p * 2048 + offs, mask=offs)\n" + S % "u + t",
+     "tl.load: its mask is an integer", "error encountered during parsing"),
+    ("q = offs\nu = tl.load(y_ptr + p * 2048 + offs, mask=q, other=0.0)\n" + S % "u + t",
+     "tl.load: its mask is an integer", "error encountered during parsing"),
+    ("u = tl.load(y_ptr + p * 2048 + offs, mask=offs & 1, other=0.0)\n" + S % "u + t",
+     "tl.load: its mask is an integer", "error encountered during parsing"),
+    ("u = tl.load(y_ptr + p * 2048 + offs, mask=tl.arange(0, 64)[None, :], other=0.0)\n"
+     + S % "u + t", "tl.load: its mask is an integer", "error encountered during parsing"),
+    ("tl.store(y_ptr + p * 2048 + offs, t, mask=offs)", "tl.store: its mask is an integer",
+     "Mask must have boolean scalar type"),
+]
+
+
+@pytest.mark.parametrize("body, ours, theirs", MASKS,
+                         ids=["load", "load-no-other", "renamed", "and", "arange", "store"])
+def test_a_mask_of_integers_is_refused_at_its_line(tmp_path, body, ours, theirs):
+    """A mask of an integer tile the frontend does not type (a name bound to ``tl.arange``
+    arithmetic, a subscript of an arange): Triton refuses it; tle-dump verified it and the
+    Gluon's compile failed away from the line. Refused at the line."""
+    with pytest.raises(Exception) as info:
+        _plain(tmp_path, body, "float32")
+    assert theirs in _texts(info.value), _texts(info.value)
+    text = _tle_text(body, "float32")
+    line = _line(text, next(b for b in body.splitlines() if "mask=" in b).strip())
+    rc, out = _dump(_write(tmp_path, text), "-q")
+    assert rc == 1 and f"kernel.py:{line}: error" in out and ours in out, out
+
+
+def test_a_mask_of_integers_on_shared_memory_is_refused_as_well(tmp_path):
+    text = _tle_text(f"u = tl.load({LP}, mask=offs, other=0.0)\n" + S % "u + t", "float32")
+    rc, out = _dump(_write(tmp_path, text), "-q")
+    assert rc == 1 and "tl.load: its mask is an integer" in out, out
 
 
 # ------------------------------------------------------------------ held: partition bodies

@@ -1592,6 +1592,8 @@ class FnTranslator:
             if a is None:
                 continue
             v = self.rank_up(self.ex(a), len(p.shape or ()))
+            if key == "mask":
+                self._bool_mask(v, "load", node)
             if v.kind == "tensor" and len(v.shape or ()) > len(p.shape or ()):
                 # Triton broadcasts the pointers up to such a mask (or refuses such an other);
                 # the lowering gives a load its pointers' shape: refused, not a traceback
@@ -1613,6 +1615,27 @@ class FnTranslator:
         return self.materialize(V("tensor", f"gl.load({', '.join(parts)})", p.var, p.shape,
                                   POINTEE_DTYPES.get(p.pointee)), "v")
 
+    def _bool_mask(self, m: V, call: str, node) -> V:
+        """``m`` as the ``mask`` of ``call`` (``load``, ``store``): a bool, or refused as Triton
+        3.6 refuses another (semantic.load casts no mask to i1, and the TTIR fails to verify,
+        "error encountered during parsing"; a store's, "Mask must have boolean scalar type").
+        The frontend refuses the kinds it follows; an integer tile it does not (a name bound to
+        ``tl.arange`` arithmetic, ``tl.arange(0, 64)[None, :]``) was verified and the Gluon's
+        compile failed away from the line (lowering adversarial round 19). A shared-memory
+        load's mask, which the lowering applies with ``gl.where``, is held to the same rule."""
+        dt = m.dtype if m.kind in ("tensor", "scalar") else (
+            "int" if m.kind == "const" and type(m.value) is int else
+            "float" if m.kind == "const" and type(m.value) is float else None)
+        if dt is not None and dt != "int1" and (dt in ("int", "float")
+                                                or dt in promotion.INTEGER_TYPES
+                                                or promotion.float_bits(dt) is not None):
+            kind = "an integer" if dt == "int" or dt in promotion.INTEGER_TYPES else "a float"
+            said = ("\"Mask must have boolean scalar type\"" if call == "store" else
+                    "tt.load's mask must be i1: \"error encountered during parsing\"")
+            raise self.err(f"tl.{call}: its mask is {kind}, not a bool: Triton 3.6 refuses it "
+                           f"({said}); compare (`mask != 0`)", node)
+        return m
+
     def _masked_tile(self, tile: V, kw: dict, node: K.Op) -> V:
         """``tl.load(local_ptr(buf), mask=m, other=x)``: the whole tile is in shared memory, so it
         is loaded unmasked and the masked-off elements replaced, ``gl.where(m, tile, x)`` (``x``
@@ -1621,7 +1644,7 @@ class FnTranslator:
         register tensor: a tl.dot must not read the raw tile in its place."""
         if "other" in kw and "mask" not in kw:
             raise self.err("tl.load: `other` without `mask`", node)
-        m = self.ex(kw["mask"])
+        m = self._bool_mask(self.ex(kw["mask"]), "load", node)
         x = (self.ex(kw["other"]) if "other" in kw
              # an fp8 tile's fill is the float 0 (Triton casts no integer to fp8)
              else V("const", "0.0", value=0.0) if tile.dtype in promotion.FP8_TYPES
@@ -1673,6 +1696,8 @@ class FnTranslator:
                 # refused as "must be a scalar, got a none" after tle-dump verified the kernel)
                 continue
             v = self.ex(a)
+            if key == "mask":
+                self._bool_mask(v, "load", node)
             if v.kind not in ("const", "scalar"):
                 raise self.err(f"tl.load of a scalar pointer: its {key} must be a scalar, got a "
                                f"{v.kind}", node)
@@ -1855,7 +1880,7 @@ class FnTranslator:
                 if ptr.kind == "tensor" and tuple(ptr.shape or ()) == tuple(ring.shape):
                     parts = [p.text, ptr.text]
                     if "mask" in kws:
-                        m = self.ex(kws["mask"])
+                        m = self._bool_mask(self.ex(kws["mask"]), "load", val_node)
                         if m.kind == "tensor":
                             sid = self.S.soft_eq(m.var, ptr.var)
                             parts.append(f"mask={self.cvt(m.text, sid)}")
@@ -1938,7 +1963,8 @@ class FnTranslator:
         else:
             parts.append(val.text)
         if "mask" in kw:
-            m = self.rank_up(self.ex(kw["mask"]), len(p.shape or ()))
+            m = self.rank_up(self._bool_mask(self.ex(kw["mask"]), "store", node),
+                             len(p.shape or ()))
             self._not_above_pointer_rank("tl.store", "mask", m, p, node)
             if m.kind == "tensor":
                 sid = self.S.soft_eq(m.var, p.var)
@@ -1963,7 +1989,8 @@ class FnTranslator:
         lets one thread of the partition write it). As in Triton, a tensor value or mask on a
         scalar pointer is an error."""
         parts = [p.text]
-        for what, v in (("value", val), ("mask", self.ex(kw["mask"]) if "mask" in kw else None)):
+        for what, v in (("value", val), ("mask", self._bool_mask(self.ex(kw["mask"]), "store", node)
+                                         if "mask" in kw else None)):
             if v is None:
                 continue
             if v.kind not in ("const", "scalar"):
