@@ -80,6 +80,15 @@ Wrong and fixed:
   verified them and the Gluon's compile failed away from the line ("Triton failed to compile
   the lowered kernel"). The lowering now refuses a mask of a known integer or float type at
   its line (lowering/translate.py ``_bool_mask``).
+* test_an_operand_type_the_frontend_does_not_follow_is_checked_by_the_lowering: ``x & 1``,
+  ``x << 1``, ``~x``, ``tl.cdiv(x, 2)`` of a float ``x = tl.sum(t, 1)`` (``tl.max``, a
+  ``tl.where`` of a tile and a float), ``tl.exp`` / ``tl.sqrt`` of an int32 sum, ``tl.umulhi(x,
+  2.0)`` and ``x.to(tl.float16, bitcast=True)`` of an int32 ``x = t * 2``: Triton 3.6 refuses
+  each; the frontend checks these rules on the types it follows, which do not reach through a
+  reduction or a ``tl.where`` with a number, so tle-dump verified them and the Gluon's compile
+  failed away from the line. The lowering, which types every value, now refuses each at its
+  line (lowering/translate.py ``_triton_refuses``, ``_math_dtype_refusal``, ``ex_UnaryOp``,
+  ``cdiv``; more_ops.py ``umulhi``; ir/promotion.py ``bitcast_refusal``).
 * test_a_concatenation_of_tuples_written_out_computes_as_triton_does: ``a = (1, 2) + (3,)``
   then ``a[2]`` (round 17's held concatenation) was refused at the item as "no tuple" that
   Triton refuses, untrue: Triton's tuple ``+`` concatenates. A concatenation of tuples (or
@@ -569,6 +578,47 @@ def test_a_mask_of_integers_on_shared_memory_is_refused_as_well(tmp_path):
     text = _tle_text(f"u = tl.load({LP}, mask=offs, other=0.0)\n" + S % "u + t", "float32")
     rc, out = _dump(_write(tmp_path, text), "-q")
     assert rc == 1 and "tl.load: its mask is an integer" in out, out
+
+
+UNTYPED = [
+    ("float32", "x = tl.sum(t, 1)\n" + S % "t + (x & 1)[:, None]", "invalid operands of type",
+     "`&` of a floating-point value"),
+    ("float32", "x = tl.sum(t, 1)\n" + S % "t + (x << 1)[:, None]", "invalid operands of type",
+     "`<<` of a floating-point value"),
+    ("float32", "x = tl.where(t > 0, t, 1.0)\n" + S % "x | 1", "invalid operands of type",
+     "`|` of a floating-point value"),
+    ("float32", "x = tl.max(t, 1)\n" + S % "t + (~x)[:, None]",
+     "wrong type argument to unary invert", "`~` of a floating-point value"),
+    ("float32", "x = tl.sum(t, 1)\n" + S % "t + tl.cdiv(x, 2)[:, None]", "unexpected type fp32",
+     "`tl.cdiv` of a floating-point value"),
+    ("int32", "x = tl.sum(t, 1)\n" + S % "t + tl.exp(x)[:, None]",
+     "Expected dtype ['fp32', 'fp64'] but got int32", "`tl.exp` of int32"),
+    ("int32", "x = tl.sum(t, 1)\n" + S % "t + tl.sqrt(x)[:, None]",
+     "Expected dtype ['fp32', 'fp64'] but got int32", "`tl.sqrt` of int32"),
+    ("int32", "x = t + 1\n" + S % "tl.umulhi(x, 2.0)", "error encountered during parsing",
+     "`tl.umulhi` of int32 and float32"),
+    ("int32", "x = t * 2\n" + S % "x.to(tl.float16, bitcast=True).to(tl.int32)",
+     "Cannot bitcast data-type of size 32 to data-type of size 16",
+     "Cannot bitcast data-type of size 32 to data-type of size 16"),
+]
+
+
+@pytest.mark.parametrize("dt, body, theirs, ours", UNTYPED,
+                         ids=["and", "shift", "or", "invert", "cdiv", "exp", "sqrt", "umulhi",
+                              "bitcast"])
+def test_an_operand_type_the_frontend_does_not_follow_is_checked_by_the_lowering(
+        tmp_path, dt, body, theirs, ours):
+    """A float from a reduction or a tl.where (an int32 from a sum, an int32 tile's product)
+    under an operation Triton refuses on it: the frontend refuses the types it follows, not
+    these; tle-dump verified them and the Gluon's compile failed away from the line. The
+    lowering, which types every value, refuses them at their line, tle-dump with it."""
+    with pytest.raises(Exception) as info:
+        _plain(tmp_path, body, dt)
+    assert theirs in _texts(info.value), _texts(info.value)
+    text = _tle_text(body, dt)
+    rc, out = _dump(_write(tmp_path, text), "-q")
+    line = _line(text, body.splitlines()[-1].strip())
+    assert rc == 1 and f"kernel.py:{line}: error" in out and ours in out, out
 
 
 # ------------------------------------------------------------------ held: partition bodies

@@ -252,7 +252,37 @@ def _triton_refuses(op: str, a: V, b: V) -> Optional[str]:
     if op == "//" and (_is_float(a) or _is_float(b)):
         return ("`//` of a floating-point value is refused by Triton 3.6 (floor division takes "
                 "integers only): write tl.floor(a / b)")
+    if op in ("&", "|", "^", "<<", ">>") and any(
+            _is_float(v) or v.kind == "scalar" and v.dtype in FLOAT_DTYPES for v in (a, b)):
+        # (a float the frontend does not type, `x = tl.sum(t, 1)` then `x & 1`: verified, and
+        # the Gluon's compile failed away from the line; lowering adversarial round 19)
+        return (f"`{op}` of a floating-point value is refused by Triton 3.6 (bitwise operators "
+                f"and shifts take integers only: \"invalid operands of type ...\"); convert "
+                f"it (`.to(tl.int32)`), or bitcast it (`.to(tl.int32, bitcast=True)`)")
     return None
+
+
+#: Triton 3.6's math functions of fp32 / fp64 only (math.py `_check_dtype`), of UNARY_MATH
+FLOAT32_MATH = frozenset({"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf",
+                          "floor", "ceil"})
+#: Triton's spelling of a dtype in its messages
+_SHORT = {"float32": "fp32", "float64": "fp64", "float16": "fp16", "bfloat16": "bf16",
+          "float8e4nv": "fp8e4nv", "float8e5": "fp8e5"}
+
+
+def _math_dtype_refusal(name: str, v: V) -> Optional[str]:
+    """Why ``tl.<name>(v)`` of UNARY_MATH is refused, ``v`` of a known type other than fp32 and
+    fp64 (None otherwise): Triton 3.6's tl form refuses it, and so does the lowering's
+    ``gl.<name>`` (Triton's member form, ``x.exp2()``, skips the check; Gluon's does not). The
+    frontend refuses the types it follows; `tl.exp(x)` of `x = tl.sum(t, 1)` of an int32 tile
+    was verified, and the Gluon's compile failed away from the line."""
+    if name not in FLOAT32_MATH or v.kind not in ("tensor", "scalar") or v.dtype is None \
+            or v.dtype in ("float32", "float64"):
+        return None
+    dt = _SHORT.get(v.dtype, v.dtype)
+    return (f"`tl.{name}` of {dt}: the lowering's gl.{name}, as Triton 3.6's tl.{name}, takes "
+            f"fp32 or fp64 only (\"Expected dtype ['fp32', 'fp64'] but got {dt}\"); convert "
+            f"it first (`.to(tl.float32)`)")
 
 
 def bcast(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
@@ -854,6 +884,10 @@ class FnTranslator:
                 val = None
             return V("const", f"({op}{v.text})", value=val, bound=v.bound)
         refusal = promotion.fp8_refusal("unary `-`", v.dtype) if op == "-" else None
+        if op == "~" and (_is_float(v) or v.kind == "scalar" and v.dtype in FLOAT_DTYPES):
+            # (a float the frontend does not type: `~x` of `x = tl.max(t, 1)`)
+            refusal = ("`~` of a floating-point value is refused by Triton 3.6 (\"wrong type "
+                       "argument to unary invert\"): invert integers only")
         if refusal:
             raise self.err(refusal, node)
         return self.computed(v, text=f"({op}{v.text})")
@@ -961,7 +995,8 @@ class FnTranslator:
                 extra += f", {key}={value!r}"
             refusal = promotion.fp8_conversion_refusal(base.dtype, dt.value,
                                                        "bitcast=True" in extra) \
-                or rounding_refusal(dict(node.kwargs), base.dtype, dt.value)
+                or rounding_refusal(dict(node.kwargs), base.dtype, dt.value) \
+                or ("bitcast=True" in extra and promotion.bitcast_refusal(base.dtype, dt.value))
             if refusal:
                 raise self.err(refusal, node)
             return self.computed(base, text=f"{base.text}.to({dt.text}{extra})",
@@ -1272,6 +1307,9 @@ class FnTranslator:
             return self.expand_at(out, axis)
         if name in UNARY_MATH:
             x = self.ex(args[0])
+            refusal = _math_dtype_refusal(name, x)
+            if refusal:
+                raise self.err(refusal, node)
             return self.computed(x, text=f"gl.{name}({x.text})")
         if name == "program_id" or name == "num_programs":
             a = self.ex(args[0] if args else kw["axis"])
@@ -1286,6 +1324,12 @@ class FnTranslator:
                 except Exception:
                     val = None
                 return V("const", f"gl.cdiv({a.text}, {b.text})", value=val)
+            if _is_float(a) or _is_float(b) or any(
+                    v.kind == "scalar" and v.dtype in FLOAT_DTYPES for v in (a, b)):
+                # `(x + (div - 1)) // div`: `//` of a float, which Triton 3.6 refuses
+                raise self.err("`tl.cdiv` of a floating-point value is refused by Triton 3.6 "
+                               "(it computes `(x + (div - 1)) // div`, and `//` takes integers "
+                               "only: \"unexpected type fp32\"); cdiv takes integers", node)
             if a.kind == "tensor" or b.kind == "tensor":
                 # elementwise on a tensor (typed as its `//`); taken for a scalar, a slot store
                 # splat it with gl.full and Gluon refused the compile ("only accepts size-1
