@@ -88,7 +88,12 @@ Wrong and fixed:
   reduction or a ``tl.where`` with a number, so tle-dump verified them and the Gluon's compile
   failed away from the line. The lowering, which types every value, now refuses each at its
   line (lowering/translate.py ``_triton_refuses``, ``_math_dtype_refusal``, ``ex_UnaryOp``,
-  ``cdiv``; more_ops.py ``umulhi``; ir/promotion.py ``bitcast_refusal``).
+  ``cdiv``; more_ops.py ``umulhi``; ir/promotion.py ``bitcast_refusal``); so are ``tl.xor_sum``
+  of such a float and ``tl.sqrt_rn`` / ``tl.div_rn`` of such an fp16 (translate.py, more_ops.py).
+* test_a_precise_division_by_a_number_computes_as_triton_does: ``tl.div_rn(t, 3)`` of an fp32
+  tile was refused saying that Triton refuses it ("Expected dtype ['fp32'] but got int32"):
+  Triton 3.6's _check_dtype looks at tensor operands only, and the number is legalized to
+  fp32. Lowered (frontend/triton_rules.py ``operand_dtype_rule``).
 * test_a_concatenation_of_tuples_written_out_computes_as_triton_does: ``a = (1, 2) + (3,)``
   then ``a[2]`` (round 17's held concatenation) was refused at the item as "no tuple" that
   Triton refuses, untrue: Triton's tuple ``+`` concatenates. A concatenation of tuples (or
@@ -600,12 +605,18 @@ UNTYPED = [
     ("int32", "x = t * 2\n" + S % "x.to(tl.float16, bitcast=True).to(tl.int32)",
      "Cannot bitcast data-type of size 32 to data-type of size 16",
      "Cannot bitcast data-type of size 32 to data-type of size 16"),
+    ("float32", "x = tl.where(t > 0, t, 1.0)\n" + S % "t + tl.xor_sum(x, 1)[:, None]",
+     "xor_sum only supported for integers", "`tl.xor_sum` of fp32"),
+    ("float16", "x = tl.where(t > 0, t, 1.0)\n" + S % "tl.sqrt_rn(x)",
+     "Expected dtype ['fp32'] but got fp16", "`tl.sqrt_rn` of fp16"),
+    ("float16", "x = tl.where(t > 0, t, 1.0)\n" + S % "tl.div_rn(x, x)",
+     "Expected dtype ['fp32'] but got fp16", "`tl.div_rn` of fp16"),
 ]
 
 
 @pytest.mark.parametrize("dt, body, theirs, ours", UNTYPED,
                          ids=["and", "shift", "or", "invert", "cdiv", "exp", "sqrt", "umulhi",
-                              "bitcast"])
+                              "bitcast", "xor_sum", "sqrt_rn", "div_rn"])
 def test_an_operand_type_the_frontend_does_not_follow_is_checked_by_the_lowering(
         tmp_path, dt, body, theirs, ours):
     """A float from a reduction or a tl.where (an int32 from a sum, an int32 tile's product)
@@ -619,6 +630,14 @@ def test_an_operand_type_the_frontend_does_not_follow_is_checked_by_the_lowering
     rc, out = _dump(_write(tmp_path, text), "-q")
     line = _line(text, body.splitlines()[-1].strip())
     assert rc == 1 and f"kernel.py:{line}: error" in out and ours in out, out
+
+
+@pytest.mark.parametrize("body", [S % "tl.div_rn(t, 3)", S % "tl.div_rn(3, t)"],
+                         ids=["number-second", "number-first"])
+def test_a_precise_division_by_a_number_computes_as_triton_does(tmp_path, body):
+    """``tl.div_rn(t, 3)`` of an fp32 tile: Triton 3.6's _check_dtype looks at tensors only and
+    legalizes the number to fp32; it was refused saying Triton refuses it (int32)."""
+    _same_as_triton(tmp_path, body, "float32")
 
 
 # ------------------------------------------------------------------ held: partition bodies

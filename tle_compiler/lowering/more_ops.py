@@ -408,6 +408,17 @@ def elementwise(tr, node: K.Op) -> V:
         raise tr.err(f"`tl.fdiv` of {' and '.join(x or 'unknown' for x in strong)} operands: "
                      f"Triton compiles tl.fdiv of float32 tensors only; convert them (.to(tl."
                      f"float32)) or write x / y", node)
+    typed = [tr.tensor_type(v) for v in ops if v.kind != "const"]
+    if node.name in ("tl.sqrt_rn", "tl.div_rn") and any(
+            x is not None and x != "float32" for x in typed):
+        # Triton 3.6 checks `_check_dtype(dtypes=["fp32"])` of its tensor operands (a Python
+        # number is legalized to the other's type), and so does gl.<name> (an fp16 operand the
+        # frontend does not type was verified, and the compile failed away from the line;
+        # lowering adversarial round 19)
+        got = next(x for x in typed if x is not None and x != "float32")
+        short = {"float16": "fp16", "bfloat16": "bf16", "float64": "fp64"}.get(got, got)
+        raise tr.err(f"`{node.name}` of {short}: Triton 3.6 refuses it (\"Expected dtype "
+                     f"['fp32'] but got {short}\"); convert it to float32 first", node)
     if node.name == "tl.umulhi" and any(promotion.float_bits(x) is not None for x in strong):
         # (an integer beside a float, `tl.umulhi(x, 2.0)`: Triton's IR fails to verify; the
         # frontend refuses the types it follows, this one was verified and the Gluon's compile
