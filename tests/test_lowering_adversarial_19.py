@@ -89,7 +89,10 @@ Wrong and fixed:
   failed away from the line. The lowering, which types every value, now refuses each at its
   line (lowering/translate.py ``_triton_refuses``, ``_math_dtype_refusal``, ``ex_UnaryOp``,
   ``cdiv``; more_ops.py ``umulhi``; ir/promotion.py ``bitcast_refusal``); so are ``tl.xor_sum``
-  of such a float and ``tl.sqrt_rn`` / ``tl.div_rn`` of such an fp16 (translate.py, more_ops.py).
+  of such a float and ``tl.sqrt_rn`` / ``tl.div_rn`` of such an fp16 (translate.py, more_ops.py),
+  and a Python integer outside the operation's type beside such an integer (``x +
+  3000000000`` of ``x = tl.max(t, 1)``: "Scalar 3000000000 is out of range for type int32";
+  translate.py ``_scalar_range_refusal``).
 * test_a_precise_division_by_a_number_computes_as_triton_does: ``tl.div_rn(t, 3)`` of an fp32
   tile was refused saying that Triton refuses it ("Expected dtype ['fp32'] but got int32"):
   Triton 3.6's _check_dtype looks at tensor operands only, and the number is legalized to
@@ -611,12 +614,19 @@ UNTYPED = [
      "Expected dtype ['fp32'] but got fp16", "`tl.sqrt_rn` of fp16"),
     ("float16", "x = tl.where(t > 0, t, 1.0)\n" + S % "tl.div_rn(x, x)",
      "Expected dtype ['fp32'] but got fp16", "`tl.div_rn` of fp16"),
+    ("int32", "x = tl.max(t, 1)\n" + S % "t + (x + 3000000000).to(tl.int32)[:, None]",
+     "Scalar 3000000000 is out of range for type int32",
+     "Scalar 3000000000 is out of range for type int32"),
+    ("int8", "x = tl.max(t, 1)\n" + S % "t + (x * 2**31).to(tl.int8)[:, None]",
+     "Scalar 2147483648 is out of range for type int32",
+     "Scalar 2147483648 is out of range for type int32"),
 ]
 
 
 @pytest.mark.parametrize("dt, body, theirs, ours", UNTYPED,
                          ids=["and", "shift", "or", "invert", "cdiv", "exp", "sqrt", "umulhi",
-                              "bitcast", "xor_sum", "sqrt_rn", "div_rn"])
+                              "bitcast", "xor_sum", "sqrt_rn", "div_rn", "scalar-range",
+                              "scalar-range-max"])
 def test_an_operand_type_the_frontend_does_not_follow_is_checked_by_the_lowering(
         tmp_path, dt, body, theirs, ours):
     """A float from a reduction or a tl.where (an int32 from a sum, an int32 tile's product)

@@ -408,7 +408,7 @@ def elementwise(tr, node: K.Op) -> V:
         raise tr.err(f"`tl.fdiv` of {' and '.join(x or 'unknown' for x in strong)} operands: "
                      f"Triton compiles tl.fdiv of float32 tensors only; convert them (.to(tl."
                      f"float32)) or write x / y", node)
-    typed = [tr.tensor_type(v) for v in ops if v.kind != "const"]
+    typed = [tr.tensor_type(v) for v in ops if v.kind != "const" and v.exact_dtype]
     if node.name in ("tl.sqrt_rn", "tl.div_rn") and any(
             x is not None and x != "float32" for x in typed):
         # Triton 3.6 checks `_check_dtype(dtypes=["fp32"])` of its tensor operands (a Python

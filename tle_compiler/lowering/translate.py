@@ -262,6 +262,9 @@ def _triton_refuses(op: str, a: V, b: V) -> Optional[str]:
     return None
 
 
+#: the operators Triton 3.6 types through binary_op_type_checking_impl with its arithmetic
+#: check (a Python integer must fit the operation's integer type)
+_ARITHMETIC_CHECKED = frozenset({"+", "-", "*", "/", "//", "%", "&", "|", "^"})
 #: Triton 3.6's math functions of fp32 / fp64 only (math.py `_check_dtype`), of UNARY_MATH
 FLOAT32_MATH = frozenset({"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf",
                           "floor", "ceil"})
@@ -277,7 +280,7 @@ def _math_dtype_refusal(name: str, v: V) -> Optional[str]:
     frontend refuses the types it follows; `tl.exp(x)` of `x = tl.sum(t, 1)` of an int32 tile
     was verified, and the Gluon's compile failed away from the line."""
     if name not in FLOAT32_MATH or v.kind not in ("tensor", "scalar") or v.dtype is None \
-            or v.dtype in ("float32", "float64"):
+            or not v.exact_dtype or v.dtype in ("float32", "float64"):
         return None
     dt = _SHORT.get(v.dtype, v.dtype)
     return (f"`tl.{name}` of {dt}: the lowering's gl.{name}, as Triton 3.6's tl.{name}, takes "
@@ -809,6 +812,37 @@ class FnTranslator:
             return promotion.python_number_type(v.value)
         return cls.operand_type(v)
 
+    def _scalar_range_refusal(self, op: str, a: V, b: V) -> Optional[str]:
+        """Why Triton 3.6 refuses ``a op b`` of a Python integer beside an integer value whose
+        type the lowering knows (None when it does not): the operation's type, the value's
+        (a number beside a tensor is weak), must hold the integer, and an unsigned one takes no
+        negative integer (semantic.binary_op_type_checking_impl: "Scalar 3000000000 is out of
+        range for type int32", "... between an unsigned tensor and a negative scalar"). The
+        frontend refuses the types it follows; `x + 3000000000` of `x = tl.max(t, 1)` of an
+        int32 tile was verified, and the Gluon's compile failed away from the line (lowering
+        adversarial round 19)."""
+        if op not in _ARITHMETIC_CHECKED:
+            return None
+        for c, x in ((a, b), (b, a)):
+            if c.kind != "const" or c.bound or type(c.value) is not int \
+                    or x.kind not in ("tensor", "scalar"):
+                continue  # (a bound number, `gl.to_tensor(7)`, is a tensor in Triton too)
+            t = self.operand_type(x)
+            if t not in promotion.INTEGER_TYPES or x.dtype is None or not x.exact_dtype:
+                continue
+            ret = promotion.result_type([self.operand_type(a), self.operand_type(b)], op)
+            if ret not in promotion.INTEGER_TYPES:
+                continue
+            if c.value < 0 and ret.startswith("uint"):
+                return (f"`{op}` of a {ret} value and the integer {c.value}: Triton 3.6 refuses "
+                        f"it (\"Cannot perform a binary operation between an unsigned tensor "
+                        f"and a negative scalar\"); cast one of them first")
+            if not promotion.number_fits(c.value, ret) and ret != "int1":
+                return (f"`{op}` of a {ret} value and the integer {c.value}: Triton 3.6 computes "
+                        f"it in {ret} and refuses the scalar (\"Scalar {c.value} is out of "
+                        f"range for type {ret}\"); cast the value first (`.to(tl.int64)`)")
+        return None
+
     def ex_BinOp(self, node: K.BinOp) -> V:
         return self.binop(self.ex(node.lhs), self.ex(node.rhs), node.op, node)
 
@@ -848,7 +882,7 @@ class FnTranslator:
             if x.kind not in ("const", "scalar", "tensor"):
                 raise self.err(f"operator {op} on a {x.kind}", node)
         refusal = _triton_refuses(op, a, b) or promotion.operand_pair_refusal(
-            op, self.operand_type(a), self.operand_type(b))
+            op, self.operand_type(a), self.operand_type(b)) or self._scalar_range_refusal(op, a, b)
         if refusal is None and op in FP8_ARITHMETIC:
             refusal = promotion.fp8_refusal(
                 f"`{op}`", promotion.result_type([self.operand_type(a), self.operand_type(b)],
