@@ -334,10 +334,11 @@ SHARED_POINTER_CALLS = frozenset({"load", "store", "multiple_of", "max_contiguou
 
 
 def shared_pointer_operand_refusal(what: str) -> str:
-    """Why ``what`` (```tl.where```) of a shared-memory pointer (``tl.where(m, local_ptr(a), local_ptr(b))``,
-    ``tl.maximum``, ``tl.trans`` / ``tl.reshape`` of one) is not lowered: Triton would compute
-    per-element pointers, the lowering holds a descriptor of the whole buffer, and Gluon has no
-    such operation on one (the compile failed in Gluon, away from the line)."""
+    """Why ``what`` (```tl.where```, ```x.T```, "a subscript") of a shared-memory pointer
+    (``tl.where(m, local_ptr(a), local_ptr(b))``, ``tl.maximum``, ``tl.trans`` / ``tl.reshape``
+    of one) is not lowered: Triton would compute per-element pointers, the lowering holds a
+    descriptor of the whole buffer, and Gluon has no such operation on one (the compile failed
+    in Gluon, away from the line)."""
     return (f"{what} of a shared-memory pointer (`tle.gpu.local_ptr(...)`) is not supported "
             f"by the lowering, which addresses shared memory as whole buffers (a descriptor, no "
             f"per-element pointers): load the whole field, `tl.load(tle.gpu.local_ptr(slot.f))`, "

@@ -204,8 +204,9 @@ def bitcast_refusal(src: Optional[str], dst: Optional[str]) -> Optional[str]:
     a, b = (_FLOATS.get(t) or _INTS.get(t) if t else None for t in (src, dst))
     if a is None or b is None or a == b:
         return None
-    return (f"`.to({dst}, bitcast=True)` of a {src} value: Triton 3.6 bitcasts between types of "
-            f"one width only (\"Cannot bitcast data-type of size {a} to data-type of size "
+    article = "an" if src.startswith("int") else "a"
+    return (f"`.to({dst}, bitcast=True)` of {article} {src} value: Triton 3.6 bitcasts between "
+            f"types of one width only (\"Cannot bitcast data-type of size {a} to data-type of size "
             f"{b}\"); convert it instead, or bitcast to a type of {a} bits")
 
 

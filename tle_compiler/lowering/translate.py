@@ -838,7 +838,8 @@ class FnTranslator:
                         f"it (\"Cannot perform a binary operation between an unsigned tensor "
                         f"and a negative scalar\"); cast one of them first")
             if not promotion.number_fits(c.value, ret) and ret != "int1":
-                return (f"`{op}` of a {ret} value and the integer {c.value}: Triton 3.6 computes "
+                return (f"`{op}` of {'an' if ret.startswith('int') else 'a'} {ret} value and "
+                        f"the integer {c.value}: Triton 3.6 computes "
                         f"it in {ret} and refuses the scalar (\"Scalar {c.value} is out of "
                         f"range for type {ret}\"); cast the value first (`.to(tl.int64)`)")
         return None
