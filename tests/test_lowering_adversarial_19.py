@@ -34,7 +34,13 @@ fp16 / bf16 math, float ``%`` and ``//``, ``**``; masked loads with ``other`` ou
 inf, a run-time scalar, a tile; ``tl.where`` mixing tiles, run-time scalars, numbers of other
 kinds, a reduction broadcast back, i64 and NaN; ``tl.dot`` of fp16, bf16, fp32, int8,
 fp8e4nv, fp8e5 and mixed fp8 operands, with ``out_dtype``, ``acc``, ``input_precision``,
-``allow_tf32`` and ``max_num_imprecise_acc``.
+``allow_tf32`` and ``max_num_imprecise_acc``, transposed operands and register A operands;
+``s = t.shape`` then ``s[0]`` / ``s[-1]`` / ``len(s)`` / ``tl.zeros(s, ...)``; tuple and list
+concatenation; masks that are int32 tiles, their ``& 1``, an arange, an int8 cast, on global
+and shared memory; bitwise operators, ``~``, ``tl.cdiv``, float-only math, ``tl.xor_sum``,
+``tl.umulhi``, bitcasts and out-of-range integers on values of reductions and ``tl.where``,
+in partitions and handed from the kernel body; reductions of int1 / uint8 / int16 / fp16 /
+bf16 / fp64 / i64 tiles with ``dtype=``, negative axes and ``keep_dims``.
 
 Wrong and fixed:
 * test_a_shared_pointer_given_to_a_tl_function_is_refused_at_its_line: ``tl.load(tl.where(t >
@@ -111,13 +117,16 @@ box of other bytes or dtype at the copy (``signature``), a sliced destination wh
 is read. A masked load's ``other`` given as a run-time scalar is splatted before its
 conversion where Triton converts first (``other=M`` into fp32 / int8, ``other=M * 1.5`` into
 int32: the same values, round 14's held form). ``tl.maximum(t, nan)``, ``tl.where(t, t, 0)``
-fold to ``t`` in both compiles. fp8, fp32 and int8 wgmmas are issued synchronously by Gluon
-(no ``warp_group_dot_wait``) with Triton's attributes (fp8: ``maxNumImpreciseAcc =
-1073741824``, Triton's default on sm_90).
+fold to ``t`` in both compiles. The wgmmas have Triton's attributes, operand and result types
+(fp8: ``maxNumImpreciseAcc = 1073741824``, Triton's default on sm_90); the lowering issues
+some synchronously (fp8, fp32 and int8 ones of two slot tiles: no ``isAsync``) and feeds some
+operands from other memory than Triton does (a transposed fp32 A from registers; fp8 operands
+staged again in K-major shared memory), the same values.
 
 Left open (refused at the line, as before): ``tl.dot``'s ``out_dtype=tl.float16`` /
 ``input_precision`` / ``allow_tf32`` / ``max_num_imprecise_acc`` other than their defaults
-(Triton compiles them); ``a, b = t.shape``, ``a + (3,)`` of a name, tuple slicing (``a[1:]``,
+(Triton compiles them); ``a, b = t.shape``, ``len(s)`` of ``s = t.shape`` (the frontend's len
+of a tuple spelt out), ``a + (3,)`` of a name, tuple slicing (``a[1:]``,
 "not supported in a kernel"); ``tl.clamp``, ``tl.cumsum``, ``tl.argmax`` (each refused with
 what to write); a partition default that is no number (Triton passes None and a dtype as
 constexprs); ``tp = (M, 3 * 3)`` then ``tp[1] // -2`` in a partition (the frontend's
