@@ -264,13 +264,13 @@ def test_a_shape_triton_keeps_constexpr_still_lowers(tmp_path, body, helpers):
     "s = t.shape\n" + S % "t + s[0] // -3",
     "s = t.shape\n" + S % "t + s[0] * s[1] * 2**20",
 ])
-def test_an_item_of_a_name_bound_to_a_shape_stays_refused_at_its_line(tmp_path, body):
+def test_an_item_of_a_name_bound_to_a_shape_computes_as_triton_does(tmp_path, body):
     """``s = t.shape`` then ``s[0]``: Triton holds the items as i32 tensors (``s[0] // -3`` is
-    C's -10, ``s[0] * s[1] * 2**20`` wraps in i32), where the lowering reads them as Python
-    numbers (-11; a product past i32 it cannot compile): read as data, it lowered another
-    value; refused at the line as before."""
-    _plain(tmp_path, body, "int32")  # compiles
-    _refused_at_line(tmp_path, body, "int32", "is no tuple", where="tl.store(y_ptr")
+    C's -10, ``s[0] * s[1] * 2**20`` wraps in i32), where the lowering read them as Python
+    numbers (-11; a product past i32 it could not compile), so it was refused at the line;
+    since lowering adversarial round 19 the lowering spells each item as that tensor
+    (``gl.to_tensor(32)``) and it is lowered with Triton's values."""
+    _same_as_triton(tmp_path, body, "int32")
 
 
 # ------------------------------------------------------------------ pointer tensors

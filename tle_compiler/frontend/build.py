@@ -28,7 +28,6 @@ from .build_support import (CapacityOfConstexprs, Frame, Module, ModuleCache, St
                             has_events, loc_of, stores_of, tensor_statics, walk_no_defs)
 from .constexpr_rules import ConstexprRules
 from .folding import fold
-from .helper_signatures import constexpr_annotated
 from .kernel import (foreign_decorated_kernel, helper_warp_specialize, is_float_param,
                      jit_call_kernel, jit_decorator, jit_options, jit_reference, kernel_def_lines,
                      kernel_def_problem, kernel_params, nested_kernel, string_code_call, superseded)
@@ -400,8 +399,8 @@ class Builder(NameBuild, StatementBuild, LoopBuild, ExpressionBuild, CallBuild, 
             left_out = self.partition_defaults(module, pdef, names, len(argv), elt)
             argv = argv + [e for _, e in left_out]
             if len(names) != len(argv):
-                why = (" (one left out of the tuple needs a `tl.constexpr` annotation and a "
-                       "number default)") if len(argv) < len(names) else ""
+                why = (" (one left out of the tuple needs a number default)")\
+                    if len(argv) < len(names) else ""
                 raise self.err(f"partition '{pdef.name}' takes {len(names)} positional "
                                f"argument(s), {len(argv)} given{why}", elt, check="bad-call")
             frame = Frame(module, "", {}, pdef.name, stores=stores_of(pdef.body))
@@ -503,15 +502,17 @@ class Builder(NameBuild, StatementBuild, LoopBuild, ExpressionBuild, CallBuild, 
     def partition_defaults(self, module: Module, pdef: ast.FunctionDef, names: list,
                            given: int, elt: ast.AST) -> list:
         """The (default node, (value, None)) of each parameter of partition ``pdef`` after the
-        ``given`` ones of its argument tuple, where each is annotated ``tl.constexpr`` and has a
-        default Python computes to a number (`BLOCK: tl.constexpr = 64`): Gluon's
-        warp_specialize calls a partition as a jit function, binding a left-out parameter to
-        its default as a helper call does. Any other is left to the arity check (none here)."""
+        ``given`` ones of its argument tuple, where each has a default Python computes to a
+        number (`BLOCK: tl.constexpr = 64`, `M=3`): Gluon's warp_specialize calls a partition
+        as a jit function, binding a left-out parameter to its default as a helper call does,
+        and a number bound so is a constexpr whether annotated or not (Triton 3.6's
+        call_JitFunction; an unannotated one was refused until lowering adversarial round 19).
+        Any other is left to the arity check (none here)."""
         args = pdef.args.posonlyargs + pdef.args.args
         defaults = dict(zip(names[len(names) - len(pdef.args.defaults):], pdef.args.defaults))
         out = []
         for a in args[given:]:
-            if not constexpr_annotated(a) or a.arg not in defaults:
+            if a.arg not in defaults:
                 return []
             e, st = self.default_value(module, pdef, a.arg, defaults[a.arg])
             if st is not None or not isinstance(e, K.Const) or \

@@ -795,6 +795,13 @@ class CallBuild:
             # plain assignment does, tensor_number), so `t + hlp()` of an int8 tile adds in i32
             # where `t + 100` stays i8
             made = tensor_items_of(st.value if st is not None else e)
+            if not isinstance(made, K.Op) and type(value) in (int, float) \
+                    and isinstance(made, (K.BinOp, K.UnaryOp)):
+                # arithmetic of numbers (`return 50 * 2`, `return -7`, `return a * 2` of a
+                # parameter given 50) is the number it computes, made a tensor alike: it was
+                # left a Python number, so `t + h()` of an int8 tile added in i8 where Triton
+                # adds in i32 (lowering adversarial round 19)
+                made = K.Op("to_tensor", (K.Const(value, e.loc),), (), e.loc)
             if st is None or isinstance(made, K.Op):
                 e, st = made, None
         elif self.in_partition and st is not None and st.kind == "tuple":

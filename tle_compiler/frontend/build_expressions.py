@@ -87,6 +87,17 @@ class ExpressionBuild:
     e_List = e_Tuple
 
     def e_BinOp(self, node: ast.BinOp) -> tuple[K.Expr, Optional[Static]]:
+        if isinstance(node.op, ast.Add) and isinstance(node.left, (ast.Tuple, ast.List)) \
+                and isinstance(node.right, (ast.Tuple, ast.List)) \
+                and isinstance(node.left, ast.Tuple) == isinstance(node.right, ast.Tuple):
+            # `(M, 2) + (3,)`: Triton's tuple (a Python list, a list) concatenates, a tuple
+            # whose items are the operands' (it was read as arithmetic on two tuples, and an
+            # item of it refused as "no tuple"; lowering adversarial round 19)
+            (a, sa), (b, sb) = self.e_Tuple(node.left), self.e_Tuple(node.right)
+            st = None if sa is None and sb is None else Static("tuple", (
+                *(sa.value if sa is not None else (None,) * len(a.items)),
+                *(sb.value if sb is not None else (None,) * len(b.items))))
+            return K.TupleExpr(a.items + b.items, self.loc(node)), st
         a, b = self.value(node.left), self.value(node.right)
         op = BINOPS.get(type(node.op))
         if op is None:

@@ -325,6 +325,26 @@ def slot_pointer_arithmetic_refusal(op: str, pointer_left: bool, zero: bool) -> 
             f"access; only `+ 0` (the pointer itself) is read")
 
 
+#: the tl functions that take a shared-memory pointer (``tle.gpu.local_ptr(slot.f)``) as the
+#: lowering spells it, a descriptor of the whole buffer: the loads and stores through it and
+#: the hints, which leave the pointer as it is (atomics are refused on their own: Gluon has
+#: them on global pointers only)
+SHARED_POINTER_CALLS = frozenset({"load", "store", "multiple_of", "max_contiguous",
+                                  "max_constancy", "static_print", "static_assert"})
+
+
+def shared_pointer_operand_refusal(what: str) -> str:
+    """Why ``what`` (```tl.where```, ```x.T```, "a subscript") of a shared-memory pointer
+    (``tl.where(m, local_ptr(a), local_ptr(b))``, ``tl.maximum``, ``tl.trans`` / ``tl.reshape``
+    of one) is not lowered: Triton would compute per-element pointers, the lowering holds a
+    descriptor of the whole buffer, and Gluon has no such operation on one (the compile failed
+    in Gluon, away from the line)."""
+    return (f"{what} of a shared-memory pointer (`tle.gpu.local_ptr(...)`) is not supported "
+            f"by the lowering, which addresses shared memory as whole buffers (a descriptor, no "
+            f"per-element pointers): load the whole field, `tl.load(tle.gpu.local_ptr(slot.f))`, "
+            f"and compute on the loaded tile in registers (tl.where, tl.trans, ... of the tile)")
+
+
 #: ``tl.view(x, shape)`` is a reshape that may reorder the elements (``can_reorder=True``),
 #: which Gluon refuses: the reason tle-dump and the lowering give at its line.
 VIEW_REFUSAL = ("`tl.view` is not supported by the lowering: use tl.reshape(x, shape) (a reshape "

@@ -16,7 +16,7 @@ from .params import is_placeholder
 from .partition_rules import slot_pointer_arithmetic_refusal
 from .protocol_terms import COMMUTATIVE, FOLD_OPS, NARROWING_BINOPS, box_hull, by_position, compound
 from .scope import fold_int
-from .values import Aff, Const, Data, I64, KernelArg, Poison, Sym, Value
+from .values import Aff, Const, Data, I64, KernelArg, Poison, Sym, TupleV, Value
 
 
 class ArithmeticWalk:
@@ -451,6 +451,14 @@ class ArithmeticWalk:
             # where Python raises (`C >> -1`, `C / 0`) so does the compile (ir/big_ints; `//`
             # and `%` by zero have their own check below, division-by-zero)
             self.python_ints(node, set())
+        if isinstance(left, TupleV) or isinstance(right, TupleV):
+            # `b = a + (3,)` of a name bound to a tuple: Triton concatenates; the reading
+            # concatenates tuples written out only (`(1, 2) + (3,)`, build_expressions), and an
+            # item of this one was refused as "no tuple", which Triton says of no tuple
+            # (lowering adversarial round 19)
+            raise self.err(f"`{self.src(node)}`: `{op}` of a tuple is read only as the "
+                           f"concatenation of tuples written out, `(a, b) + (c,)`: write the "
+                           f"items out", node, check="unsupported-expression")
         if op in NARROWING_BINOPS:
             left, right = self.load_base(left), self.load_base(right)
         if op == "**":

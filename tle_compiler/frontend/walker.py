@@ -264,9 +264,12 @@ class Walker(ConditionWalk, ArithmeticWalk, CallWalk, LoopWalk, WalkRules, Trito
             # of its use, `local_ptr` or a TMA copy; a tile loaded from one is a register
             # tensor, which an integer index is refused of below)
             return replace(base, node=e, key=None, hint=None, why=None)
-        if ints and isinstance(e.value, K.SlotField) and e.value.field == "shape" \
+        if ints and (isinstance(e.value, K.SlotField) and e.value.field == "shape"
+                     or isinstance(base, Data) and isinstance(base.node, K.SlotField)
+                     and base.node.field == "shape") \
                 and not isinstance(base, (TupleV, *HANDLES)):
-            # `t.shape[1]` of a register tensor: a compile-time number in Triton, data here
+            # `t.shape[1]` of a register tensor: a compile-time number in Triton, data here;
+            # `s[1]` of `s = t.shape` alike (a tensor there: the lowering spells it so)
             return Data(node=e, fields=base.fields if isinstance(base, Data) else frozenset())
         if ints and isinstance(e.value, K.Op) and any(
                 k == "return_indices" and not (isinstance(v, K.Const) and not v.value)

@@ -195,6 +195,21 @@ def operand_pair_refusal(op: str, a: Optional[str], b: Optional[str]) -> Optiona
             f"signedness\"); cast one to the other's signedness")
 
 
+def bitcast_refusal(src: Optional[str], dst: Optional[str]) -> Optional[str]:
+    """Why Triton 3.6 refuses ``x.to(dst, bitcast=True)`` of an ``x`` of type ``src`` (None
+    when it does not, or a type is not known): types of two widths ("Cannot bitcast data-type of
+    size 32 to data-type of size 16"). The frontend refuses the widths it follows; an int32
+    ``x = t * 2`` of a loaded tile it did not (lowering adversarial round 19: verified, and the
+    Gluon's compile failed away from the line)."""
+    a, b = (_FLOATS.get(t) or _INTS.get(t) if t else None for t in (src, dst))
+    if a is None or b is None or a == b:
+        return None
+    article = "an" if src.startswith("int") else "a"
+    return (f"`.to({dst}, bitcast=True)` of {article} {src} value: Triton 3.6 bitcasts between "
+            f"types of one width only (\"Cannot bitcast data-type of size {a} to data-type of size "
+            f"{b}\"); convert it instead, or bitcast to a type of {a} bits")
+
+
 def fp8_conversion_refusal(src: Optional[str], dst: Optional[str], bitcast: bool) -> Optional[str]:
     """Why Triton 3.6 cannot convert a value of type ``src`` to ``dst`` (None when it can): from
     one fp8 type to another, which it emits without a rounding mode, and its backend asserts

@@ -36,7 +36,8 @@ from ..diagnostics import TleError
 from ..frontend.partition_rules import (PREFETCH_USAGE, TLE_CALL_PARAMS, bind_tle_call,
                                         load_volatile_refusal, operand_kind_refusal,
                                         prefetch_bytes_refusal, scale_rows_refusal, shape_test,
-                                        slot_pointer_arithmetic_refusal)
+                                        shared_pointer_operand_refusal,
+                                        slot_pointer_arithmetic_refusal, SHARED_POINTER_CALLS)
 from ..ir import kernel as K
 from ..ir.nodes import NOLOC
 from ..ir import promotion
@@ -251,7 +252,40 @@ def _triton_refuses(op: str, a: V, b: V) -> Optional[str]:
     if op == "//" and (_is_float(a) or _is_float(b)):
         return ("`//` of a floating-point value is refused by Triton 3.6 (floor division takes "
                 "integers only): write tl.floor(a / b)")
+    if op in ("&", "|", "^", "<<", ">>") and any(
+            _is_float(v) or v.kind == "scalar" and v.dtype in FLOAT_DTYPES for v in (a, b)):
+        # (a float the frontend does not type, `x = tl.sum(t, 1)` then `x & 1`: verified, and
+        # the Gluon's compile failed away from the line; lowering adversarial round 19)
+        return (f"`{op}` of a floating-point value is refused by Triton 3.6 (bitwise operators "
+                f"and shifts take integers only: \"invalid operands of type ...\"); convert "
+                f"it (`.to(tl.int32)`), or bitcast it (`.to(tl.int32, bitcast=True)`)")
     return None
+
+
+#: the operators Triton 3.6 types through binary_op_type_checking_impl with its arithmetic
+#: check (a Python integer must fit the operation's integer type)
+_ARITHMETIC_CHECKED = frozenset({"+", "-", "*", "/", "//", "%", "&", "|", "^"})
+#: Triton 3.6's math functions of fp32 / fp64 only (math.py `_check_dtype`), of UNARY_MATH
+FLOAT32_MATH = frozenset({"exp", "exp2", "log", "log2", "sqrt", "rsqrt", "sin", "cos", "erf",
+                          "floor", "ceil"})
+#: Triton's spelling of a dtype in its messages
+_SHORT = {"float32": "fp32", "float64": "fp64", "float16": "fp16", "bfloat16": "bf16",
+          "float8e4nv": "fp8e4nv", "float8e5": "fp8e5"}
+
+
+def _math_dtype_refusal(name: str, v: V) -> Optional[str]:
+    """Why ``tl.<name>(v)`` of UNARY_MATH is refused, ``v`` of a known type other than fp32 and
+    fp64 (None otherwise): Triton 3.6's tl form refuses it, and so does the lowering's
+    ``gl.<name>`` (Triton's member form, ``x.exp2()``, skips the check; Gluon's does not). The
+    frontend refuses the types it follows; `tl.exp(x)` of `x = tl.sum(t, 1)` of an int32 tile
+    was verified, and the Gluon's compile failed away from the line."""
+    if name not in FLOAT32_MATH or v.kind not in ("tensor", "scalar") or v.dtype is None \
+            or not v.exact_dtype or v.dtype in ("float32", "float64"):
+        return None
+    dt = _SHORT.get(v.dtype, v.dtype)
+    return (f"`tl.{name}` of {dt}: the lowering's gl.{name}, as Triton 3.6's tl.{name}, takes "
+            f"fp32 or fp64 only (\"Expected dtype ['fp32', 'fp64'] but got {dt}\"); convert "
+            f"it first (`.to(tl.float32)`)")
 
 
 def bcast(a: Optional[tuple], b: Optional[tuple]) -> Optional[tuple]:
@@ -677,6 +711,8 @@ class FnTranslator:
                 raise self.err(f"tuple index {i} out of range: the tuple has {n} item"
                                f"{'s' if n != 1 else ''}", node)
             return base.value[i]
+        if base.kind == "lptr":
+            raise self.err(shared_pointer_operand_refusal("a subscript"), node)
         if base.kind != "tensor":
             raise self.err("only tensors and tuples can be subscripted", node)
         if any(e != ":" and e is not None for e in node.index):
@@ -776,6 +812,38 @@ class FnTranslator:
             return promotion.python_number_type(v.value)
         return cls.operand_type(v)
 
+    def _scalar_range_refusal(self, op: str, a: V, b: V) -> Optional[str]:
+        """Why Triton 3.6 refuses ``a op b`` of a Python integer beside an integer value whose
+        type the lowering knows (None when it does not): the operation's type, the value's
+        (a number beside a tensor is weak), must hold the integer, and an unsigned one takes no
+        negative integer (semantic.binary_op_type_checking_impl: "Scalar 3000000000 is out of
+        range for type int32", "... between an unsigned tensor and a negative scalar"). The
+        frontend refuses the types it follows; `x + 3000000000` of `x = tl.max(t, 1)` of an
+        int32 tile was verified, and the Gluon's compile failed away from the line (lowering
+        adversarial round 19)."""
+        if op not in _ARITHMETIC_CHECKED:
+            return None
+        for c, x in ((a, b), (b, a)):
+            if c.kind != "const" or c.bound or type(c.value) is not int \
+                    or x.kind not in ("tensor", "scalar"):
+                continue  # (a bound number, `gl.to_tensor(7)`, is a tensor in Triton too)
+            t = self.operand_type(x)
+            if t not in promotion.INTEGER_TYPES or x.dtype is None or not x.exact_dtype:
+                continue
+            ret = promotion.result_type([self.operand_type(a), self.operand_type(b)], op)
+            if ret not in promotion.INTEGER_TYPES:
+                continue
+            if c.value < 0 and ret.startswith("uint"):
+                return (f"`{op}` of a {ret} value and the integer {c.value}: Triton 3.6 refuses "
+                        f"it (\"Cannot perform a binary operation between an unsigned tensor "
+                        f"and a negative scalar\"); cast one of them first")
+            if not promotion.number_fits(c.value, ret) and ret != "int1":
+                return (f"`{op}` of {'an' if ret.startswith('int') else 'a'} {ret} value and "
+                        f"the integer {c.value}: Triton 3.6 computes "
+                        f"it in {ret} and refuses the scalar (\"Scalar {c.value} is out of "
+                        f"range for type {ret}\"); cast the value first (`.to(tl.int64)`)")
+        return None
+
     def ex_BinOp(self, node: K.BinOp) -> V:
         return self.binop(self.ex(node.lhs), self.ex(node.rhs), node.op, node)
 
@@ -815,7 +883,7 @@ class FnTranslator:
             if x.kind not in ("const", "scalar", "tensor"):
                 raise self.err(f"operator {op} on a {x.kind}", node)
         refusal = _triton_refuses(op, a, b) or promotion.operand_pair_refusal(
-            op, self.operand_type(a), self.operand_type(b))
+            op, self.operand_type(a), self.operand_type(b)) or self._scalar_range_refusal(op, a, b)
         if refusal is None and op in FP8_ARITHMETIC:
             refusal = promotion.fp8_refusal(
                 f"`{op}`", promotion.result_type([self.operand_type(a), self.operand_type(b)],
@@ -851,6 +919,10 @@ class FnTranslator:
                 val = None
             return V("const", f"({op}{v.text})", value=val, bound=v.bound)
         refusal = promotion.fp8_refusal("unary `-`", v.dtype) if op == "-" else None
+        if op == "~" and (_is_float(v) or v.kind == "scalar" and v.dtype in FLOAT_DTYPES):
+            # (a float the frontend does not type: `~x` of `x = tl.max(t, 1)`)
+            refusal = ("`~` of a floating-point value is refused by Triton 3.6 (\"wrong type "
+                       "argument to unary invert\"): invert integers only")
         if refusal:
             raise self.err(refusal, node)
         return self.computed(v, text=f"({op}{v.text})")
@@ -913,6 +985,8 @@ class FnTranslator:
         if name == "T":
             # `x.T`: Triton's code generator makes it permute(x, (1, 0)) (get_Attribute), which is
             # tl.trans of a 2-D tensor; any other rank Triton refuses
+            if node.args and self._shared_pointer(node.args[0]):
+                raise self.err(shared_pointer_operand_refusal("`x.T`"), node)
             renamed = replace(node, name="tl.trans")
             self.alias_path(renamed, node)
             # `u = t.T` binds a deferred view as `u = tl.trans(t)` does (_binds_a_dot_operand)
@@ -956,7 +1030,8 @@ class FnTranslator:
                 extra += f", {key}={value!r}"
             refusal = promotion.fp8_conversion_refusal(base.dtype, dt.value,
                                                        "bitcast=True" in extra) \
-                or rounding_refusal(dict(node.kwargs), base.dtype, dt.value)
+                or rounding_refusal(dict(node.kwargs), base.dtype, dt.value) \
+                or ("bitcast=True" in extra and promotion.bitcast_refusal(base.dtype, dt.value))
             if refusal:
                 raise self.err(refusal, node)
             return self.computed(base, text=f"{base.text}.to({dt.text}{extra})",
@@ -1057,6 +1132,12 @@ class FnTranslator:
                  i64=wide(vals[0]) or wide(vals[1]))
 
     def call_builtin(self, canon: str, node: K.Op) -> V:
+        if canon.startswith("tl.") and canon.rsplit(".", 1)[-1] not in SHARED_POINTER_CALLS \
+                and any(self._shared_pointer(e) for e in (*node.args, *dict(node.kwargs).values())):
+            # `tl.where(m, local_ptr(a), local_ptr(b))`, `tl.maximum`, `tl.trans` of one: Gluon
+            # has none of them on a shared-memory descriptor (the compile failed in Gluon, away
+            # from the line, after tle-dump verified the kernel; lowering adversarial round 19)
+            raise self.err(shared_pointer_operand_refusal(f"`{canon}`"), node)
         if canon in more_ops.HANDLED:  # atomics, barrier, print, asserts (lowering/more_ops.py)
             return more_ops.translate(self, node)
         kw = self.kwargs(node)
@@ -1196,6 +1277,12 @@ class FnTranslator:
             return self.min_max(f"gl.{name}", a, b, nan)
         if name in REDUCE:
             x = self.ex(args[0])
+            if name == "xor_sum" and x.kind in ("tensor", "scalar") and x.dtype in FLOAT_DTYPES:
+                # (a float the frontend does not type, `x = tl.where(t > 0, t, 1.0)`: verified,
+                # and the Gluon's compile failed away from the line; lowering adversarial round
+                # 19)
+                raise self.err(f"`tl.xor_sum` of {_SHORT.get(x.dtype, x.dtype)}: Triton 3.6 "
+                               f"refuses it (\"xor_sum only supported for integers\")", node)
             axis_node = args[1] if len(args) > 1 else kw.get("axis")
             keep = kw.get("keep_dims")
             keep_dims = False
@@ -1261,6 +1348,9 @@ class FnTranslator:
             return self.expand_at(out, axis)
         if name in UNARY_MATH:
             x = self.ex(args[0])
+            refusal = _math_dtype_refusal(name, x)
+            if refusal:
+                raise self.err(refusal, node)
             return self.computed(x, text=f"gl.{name}({x.text})")
         if name == "program_id" or name == "num_programs":
             a = self.ex(args[0] if args else kw["axis"])
@@ -1275,6 +1365,12 @@ class FnTranslator:
                 except Exception:
                     val = None
                 return V("const", f"gl.cdiv({a.text}, {b.text})", value=val)
+            if _is_float(a) or _is_float(b) or any(
+                    v.kind == "scalar" and v.dtype in FLOAT_DTYPES for v in (a, b)):
+                # `(x + (div - 1)) // div`: `//` of a float, which Triton 3.6 refuses
+                raise self.err("`tl.cdiv` of a floating-point value is refused by Triton 3.6 "
+                               "(it computes `(x + (div - 1)) // div`, and `//` takes integers "
+                               "only: \"unexpected type fp32\"); cdiv takes integers", node)
             if a.kind == "tensor" or b.kind == "tensor":
                 # elementwise on a tensor (typed as its `//`); taken for a scalar, a slot store
                 # splat it with gl.full and Gluon refused the compile ("only accepts size-1
@@ -1581,6 +1677,8 @@ class FnTranslator:
             if a is None:
                 continue
             v = self.rank_up(self.ex(a), len(p.shape or ()))
+            if key == "mask":
+                self._bool_mask(v, "load", node)
             if v.kind == "tensor" and len(v.shape or ()) > len(p.shape or ()):
                 # Triton broadcasts the pointers up to such a mask (or refuses such an other);
                 # the lowering gives a load its pointers' shape: refused, not a traceback
@@ -1602,6 +1700,27 @@ class FnTranslator:
         return self.materialize(V("tensor", f"gl.load({', '.join(parts)})", p.var, p.shape,
                                   POINTEE_DTYPES.get(p.pointee)), "v")
 
+    def _bool_mask(self, m: V, call: str, node) -> V:
+        """``m`` as the ``mask`` of ``call`` (``load``, ``store``): a bool, or refused as Triton
+        3.6 refuses another (semantic.load casts no mask to i1, and the TTIR fails to verify,
+        "error encountered during parsing"; a store's, "Mask must have boolean scalar type").
+        The frontend refuses the kinds it follows; an integer tile it does not (a name bound to
+        ``tl.arange`` arithmetic, ``tl.arange(0, 64)[None, :]``) was verified and the Gluon's
+        compile failed away from the line (lowering adversarial round 19). A shared-memory
+        load's mask, which the lowering applies with ``gl.where``, is held to the same rule."""
+        dt = m.dtype if m.kind in ("tensor", "scalar") else (
+            "int" if m.kind == "const" and type(m.value) is int else
+            "float" if m.kind == "const" and type(m.value) is float else None)
+        if dt is not None and dt != "int1" and (dt in ("int", "float")
+                                                or dt in promotion.INTEGER_TYPES
+                                                or promotion.float_bits(dt) is not None):
+            kind = "an integer" if dt == "int" or dt in promotion.INTEGER_TYPES else "a float"
+            said = ("\"Mask must have boolean scalar type\"" if call == "store" else
+                    "tt.load's mask must be i1: \"error encountered during parsing\"")
+            raise self.err(f"tl.{call}: its mask is {kind}, not a bool: Triton 3.6 refuses it "
+                           f"({said}); compare (`mask != 0`)", node)
+        return m
+
     def _masked_tile(self, tile: V, kw: dict, node: K.Op) -> V:
         """``tl.load(local_ptr(buf), mask=m, other=x)``: the whole tile is in shared memory, so it
         is loaded unmasked and the masked-off elements replaced, ``gl.where(m, tile, x)`` (``x``
@@ -1610,7 +1729,7 @@ class FnTranslator:
         register tensor: a tl.dot must not read the raw tile in its place."""
         if "other" in kw and "mask" not in kw:
             raise self.err("tl.load: `other` without `mask`", node)
-        m = self.ex(kw["mask"])
+        m = self._bool_mask(self.ex(kw["mask"]), "load", node)
         x = (self.ex(kw["other"]) if "other" in kw
              # an fp8 tile's fill is the float 0 (Triton casts no integer to fp8)
              else V("const", "0.0", value=0.0) if tile.dtype in promotion.FP8_TYPES
@@ -1662,6 +1781,8 @@ class FnTranslator:
                 # refused as "must be a scalar, got a none" after tle-dump verified the kernel)
                 continue
             v = self.ex(a)
+            if key == "mask":
+                self._bool_mask(v, "load", node)
             if v.kind not in ("const", "scalar"):
                 raise self.err(f"tl.load of a scalar pointer: its {key} must be a scalar, got a "
                                f"{v.kind}", node)
@@ -1775,6 +1896,21 @@ class FnTranslator:
                 return item if isinstance(item, V) else None
         return None
 
+    def _shared_pointer(self, e) -> bool:
+        """Whether the expression ``e`` is a shared-memory pointer (``tle.gpu.local_ptr(...)``,
+        a name bound to one, ``+ 0`` of one, a hint of one), read without translating it."""
+        if isinstance(e, K.Name):
+            v = self.env.get(e.id)
+            return v is not None and v.kind == "lptr"
+        if isinstance(e, K.BinOp) and e.op in ("+", "-"):
+            return self._shared_pointer(e.lhs) or self._shared_pointer(e.rhs)
+        if isinstance(e, K.Op):
+            if e.name == "tle.gpu.local_ptr":
+                return True
+            if e.name in ("tl.multiple_of", "tl.max_contiguous", "tl.max_constancy") and e.args:
+                return self._shared_pointer(e.args[0])
+        return False
+
     def _static_pointees(self, e) -> list:
         """The element types (a signature's spelling, None where unknown) the pointer expression
         ``e`` may have, read from the names it is built of without translating it (both walks
@@ -1829,7 +1965,7 @@ class FnTranslator:
                 if ptr.kind == "tensor" and tuple(ptr.shape or ()) == tuple(ring.shape):
                     parts = [p.text, ptr.text]
                     if "mask" in kws:
-                        m = self.ex(kws["mask"])
+                        m = self._bool_mask(self.ex(kws["mask"]), "load", val_node)
                         if m.kind == "tensor":
                             sid = self.S.soft_eq(m.var, ptr.var)
                             parts.append(f"mask={self.cvt(m.text, sid)}")
@@ -1912,7 +2048,8 @@ class FnTranslator:
         else:
             parts.append(val.text)
         if "mask" in kw:
-            m = self.rank_up(self.ex(kw["mask"]), len(p.shape or ()))
+            m = self.rank_up(self._bool_mask(self.ex(kw["mask"]), "store", node),
+                             len(p.shape or ()))
             self._not_above_pointer_rank("tl.store", "mask", m, p, node)
             if m.kind == "tensor":
                 sid = self.S.soft_eq(m.var, p.var)
@@ -1937,7 +2074,8 @@ class FnTranslator:
         lets one thread of the partition write it). As in Triton, a tensor value or mask on a
         scalar pointer is an error."""
         parts = [p.text]
-        for what, v in (("value", val), ("mask", self.ex(kw["mask"]) if "mask" in kw else None)):
+        for what, v in (("value", val), ("mask", self._bool_mask(self.ex(kw["mask"]), "store", node)
+                                         if "mask" in kw else None)):
             if v is None:
                 continue
             if v.kind not in ("const", "scalar"):
@@ -2557,6 +2695,12 @@ class FnTranslator:
             # reads them (PrologueWalker._s_Assign); they were gl.constexprs (lowering
             # adversarial round 11). So are those of a tuple with a run-time item (`T = (N,
             # 100)`), which the frontend does not fold in the partition either.
+            v = bound_items(v)
+        elif v.kind == "tuple" and isinstance(node, K.Assign) \
+                and isinstance(node.value, K.SlotField) and node.value.field == "shape":
+            # `s = t.shape`: Triton's visit_Assign makes each number of the shape a tensor (an
+            # i32), so `s[0] // -3` is C's division and `t8 + s[0]` an i32 add; read as the
+            # numbers, the lowering computed Python's (lowering adversarial round 19)
             v = bound_items(v)
         if v.kind in ("pipe", "writer", "reader", "slot", "res", "smem", "lptr", "dtype", "func",
                       "mod", "tuple", "none", "smemT", "smemV"):
