@@ -38,6 +38,9 @@ Checked and held (tle-dump was right):
   memory-race each;
 - a gather through a helper ``put(d, v)`` given ``tl.load(...)`` as its value, called once or
   twice in a window (the inlined temporaries): memory-race, naming the copy;
+- the writer gathering (cp.async) x's tile t + 98 after acquire(t), which waits the reader's
+  release(t - 2), after which the reader wrote that tile: verified (the copy is issued after the
+  acquire's wait); tile t + 99, written before release(t - 1): memory-race;
 - a second ``tle.gpu.warp_specialize`` (bad-warp-specialize) and a commit in a conditional
   expression (bad-event): refused where the kernel is read;
 - ``tl.broadcast`` of pointers: unlowered-call; ``+p`` of a pointer: unsupported-expression.
@@ -329,3 +332,54 @@ def test_a_commit_in_a_conditional_expression_is_refused(tmp_path, capsys):
         "        w.commit(t)\n", "        w.commit(t) if N > 5 else w.commit(t)\n")
     code, err = dump(tmp_path, capsys, text)
     expect(code, err, ("rejected", "[bad-event]"))
+
+
+# ------------------------------- F: a gather after the acquire that waits the reader's release
+
+#: the producer gathers x's tile SRC into slot t; the consumer writes x's tile t + 100 after
+#: reading slot t and before releasing it
+RELEASED = HEAD + """@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)),
+                             (consume, (kv, x_ptr, y_ptr, N))], [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    w = kv.writer()
+    for t in range(N):
+        s = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + SRC + offs))
+        w.commit(t)
+
+
+def consume(kv, x_ptr, y_ptr, N):
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    r = kv.reader()
+    for t in range(N):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        tl.store(x_ptr + (t + 100) * 4096 + offs, v)
+        r.release(t)
+        tl.store(y_ptr + t * 4096 + offs, v)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                  "constexprs": {}}
+"""
+
+
+def test_a_gather_after_the_acquire_of_the_release_that_follows_the_write_is_ordered(
+        tmp_path, capsys):
+    """Tile t + 98 is the consumer's write of iteration t - 2, before its release(t - 2), which
+    the producer's acquire(t) waits before it issues the copy: verified."""
+    code, err = dump(tmp_path, capsys, RELEASED.replace("SRC", "(t + 98) * 4096"))
+    expect(code, err, "verified")
+
+
+def test_a_gather_of_the_tile_a_later_release_follows_is_a_race(tmp_path, capsys):
+    """Tile t + 99 is written at iteration t - 1, whose release acquire(t) does not wait."""
+    code, err = dump(tmp_path, capsys, RELEASED.replace("SRC", "(t + 99) * 4096"))
+    expect(code, err, ("rejected", "[memory-race]", "`x_ptr`"))
