@@ -41,6 +41,9 @@ Checked and held (tle-dump was right):
 - the writer gathering (cp.async) x's tile t + 98 after acquire(t), which waits the reader's
   release(t - 2), after which the reader wrote that tile: verified (the copy is issued after the
   acquire's wait); tile t + 99, written before release(t - 1): memory-race;
+- ``u = get(ptrs)`` (a helper returning a load) stored into the slot, twice in one window: no
+  gather (the name is assigned twice), so the load completes at its line: verified, and the Gluon
+  stores from registers;
 - a second ``tle.gpu.warp_specialize`` (bad-warp-specialize) and a commit in a conditional
   expression (bad-event): refused where the kernel is read;
 - ``tl.broadcast`` of pointers: unlowered-call; ``+p`` of a pointer: unsupported-expression.
@@ -383,3 +386,26 @@ def test_a_gather_of_the_tile_a_later_release_follows_is_a_race(tmp_path, capsys
     """Tile t + 99 is written at iteration t - 1, whose release acquire(t) does not wait."""
     code, err = dump(tmp_path, capsys, RELEASED.replace("SRC", "(t + 99) * 4096"))
     expect(code, err, ("rejected", "[memory-race]", "`x_ptr`"))
+
+
+# ------------------------------------------- G: a tile loaded into a name assigned twice
+
+GET_TWICE = ("u = get(x_ptr + t * 4096 + offs)\n"
+             "        tl.store(tle.gpu.local_ptr(s.tile), u)\n"
+             "        u = get(x_ptr + t * 4096 + offs)\n"
+             "        tl.store(tle.gpu.local_ptr(s.tile), u)")
+
+
+def test_a_tile_loaded_into_a_name_assigned_twice_is_stored_from_registers(tmp_path, capsys):
+    """``u = get(ptrs)`` (a helper returning ``tl.load``) then ``tl.store(local_ptr(s.tile),
+    u)``, twice: no gather (the lowering defers a load to the store only for a name assigned
+    once), so the load completes at its line and sig's hand-off orders it: verified, and the
+    Gluon stores the tile from registers (no cp.async)."""
+    text = gather_ring(GET_TWICE).replace(
+        "def put(d, v):", "def get(p):\n    return tl.load(p)\n\n\ndef put(d, v):")
+    code, err = dump(tmp_path, capsys, text)
+    expect(code, err, "verified")
+    code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert code == 0, err
+    assert "kv_tile.index(_kv_s1).store(u" in gluon, gluon
+    assert "async_copy_global_to_shared(kv_tile" not in gluon, gluon
