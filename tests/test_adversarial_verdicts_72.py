@@ -22,6 +22,20 @@ False verdicts, fixed:
   the pointer stays an offset: verified where no other partition touches the tensor, a race
   where one does.
 
+False refusals, fixed:
+
+- A load stored into a field no reader's view holds (``tl.store(local_ptr(s.u), tl.load(y_ptr
+  + ...))`` beside a register-stored ``t``, read by the one reader): memory-race, its message
+  calling the load a cp.async copy no hand-off orders. The lowering gathers only into a field of
+  some field group (and a slot of rank 2 or more, 16 or 32-bit elements, a pipe with mbarriers):
+  it stores u from registers, the load completes at its line, and the commit orders it. FIXED:
+  frontend/race_order.py ``unmark_register_stores`` (``may_copy``, run by global_races.py) reads
+  such a load as the register load it is: verified; the same with the reader overwriting a tile
+  the writer loads later stays memory-race. tests/test_adversarial_features.py's gather into an
+  unread field (no register store beside it: the commit arrives per thread, no release) was
+  verified there and has been memory-race since round 71's rule; it now expects the race, with
+  the message naming the per-thread commit instead of a copy.
+
 Checked and held (tle-dump was right):
 
 - a writer whose field group holds a TMA-filled field and a cp.async-gathered one and no register
@@ -409,3 +423,59 @@ def test_a_tile_loaded_into_a_name_assigned_twice_is_stored_from_registers(tmp_p
     assert code == 0, err
     assert "kv_tile.index(_kv_s1).store(u" in gluon, gluon
     assert "async_copy_global_to_shared(kv_tile" not in gluon, gluon
+
+
+# ------------------------------------- H: a load stored into a field the lowering never gathers
+
+#: the writer stores t from registers and y's tile i into field u, which no reader's view holds
+#: (so the lowering loads it into registers); the reader overwrites y's tile i + SHIFT after its
+#: wait(i)
+UNREAD = HEAD + """@tle.jit(num_warps=4)
+def k(y_ptr, N):
+    tle.assume(N >= 0)
+    p = tle.pipe(capacity=2, readers=("a",), t=tle.gpu.alloc([2, 64, 64], tl.float32),
+                 u=tle.gpu.alloc([2, 64, 64], tl.float32))
+    tle.gpu.warp_specialize([(fill, (p, y_ptr, N)), (drain, (p, y_ptr, N))], [4], [232])
+
+
+def fill(p, y_ptr, N):
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    w = p.writer()
+    for i in range(N):
+        s = w.acquire(i)
+        tl.store(tle.gpu.local_ptr(s.t), tl.full([64, 64], 1.0, tl.float32))
+        tl.store(tle.gpu.local_ptr(s.u), tl.load(y_ptr + i * 4096 + offs))
+        w.commit(i)
+
+
+def drain(p, y_ptr, N):
+    offs = tl.arange(0, 64)[:, None] * 64 + tl.arange(0, 64)[None, :]
+    r = p.reader("a", fields=("t",))
+    for i in range(N):
+        res = r.wait(i)
+        v = tl.load(tle.gpu.local_ptr(res.slot.t))
+        tl.store(y_ptr + (i + SHIFT) * 4096 + offs, v)
+        r.release(i)
+
+
+DEFAULT_CONFIG = {"signature": {"y_ptr": "*fp32", "N": "i32"}, "constexprs": {}}
+"""
+
+
+def test_a_load_into_a_field_no_reader_sees_is_ordered_as_a_register_load(tmp_path, capsys):
+    """Before: memory-race ("fills a slot of pipe `p`, which the lowering copies by cp.async"),
+    a false refusal: u is in no field group, the lowering stores it from registers, and the
+    commit (t stored from registers: an elected arrive after bar.sync) releases the load."""
+    code, err = dump(tmp_path, capsys, UNREAD.replace("SHIFT", "0"))
+    expect(code, err, "verified")
+    code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert code == 0, err
+    assert "p_u.index(_p_s1).store(" in gluon, gluon
+    assert "async_copy_global_to_shared" not in gluon, gluon
+
+
+def test_a_load_into_a_field_no_reader_sees_is_still_paired(tmp_path, capsys):
+    """Tile i + 1, overwritten after wait(i), is loaded at iteration i + 1: a race."""
+    code, err = dump(tmp_path, capsys, UNREAD.replace("SHIFT", "1"))
+    expect(code, err, ("rejected", "[memory-race]", "`y_ptr`"))
+    assert "cp.async" not in err, err
