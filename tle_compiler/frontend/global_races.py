@@ -72,7 +72,7 @@ from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from .race_order import ordered, unreleased
+from .race_order import ordered, unmark_register_stores, unreleased
 from .race_solver import (BACKSTOP, BACKSTOP_HIT, SPENT, UNITS_PER_MS, Budget, InContext,
                           Unproved, backstop_words, units)
 from .race_sites import ATOMIC_PREFIX, collect, pointer_of
@@ -301,6 +301,8 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
     if len(kern.partitions) < 2:
         return []
     parts = [collect(p) for p in kern.partitions]
+    for p in parts:
+        unmark_register_stores(kern, p)
     if not any(a.kind != "load" for p in parts for a in p.accesses):
         return []
     model = Model(kern, domains or {}, constexprs)

@@ -154,6 +154,38 @@ def _reader_views(kern: K.Kernel, pipe: str) -> dict:
     return views
 
 
+def may_copy(kern: K.Kernel, pipe: str, f: str) -> bool:
+    """Whether the lowering may gather a loaded tile into field ``f`` of ``pipe`` by cp.async: a
+    pipe with mbarriers, a slot of two dimensions or more and 16 or 32-bit elements that some
+    reader's view holds (translate.py ``_cp_async_source`` / ``_cp_async_form``); else it loads
+    the tile into registers and stores it, and the load completes at its line."""
+    decl = kern.pipe(pipe)
+    if decl is None:
+        return True
+    b = next((x for x in decl.fields if x.name == f), None)
+    if b is None:
+        return True
+    if decl.named or len(b.shape) < 3 or b.dtype in NO_GATHER_DTYPES:
+        return False
+    return any(v is None or f in v for v in _reader_views(kern, pipe).values())
+
+
+def unmark_register_stores(kern: K.Kernel, part: Part) -> None:
+    """A load race_sites marked as gathered into fields the lowering never gathers into
+    (:func:`may_copy`: a field no reader's view holds, a 1-D slot, 8 or 64-bit elements, a
+    named pipe) is a register load: complete at its line, ordered as any other access (until
+    adversarial round 72 it was taken as a copy no hand-off orders, and the message said so)."""
+    for acc in part.accesses:
+        if not acc.gathered or acc.gather is None:
+            continue
+        pipe = acc.gather.handle.pipe
+        kept = frozenset(f for f in acc.gather_fields if may_copy(kern, pipe, f))
+        if not kept:
+            acc.gathered, acc.gather, acc.gather_fields = False, None, frozenset()
+        else:
+            acc.gather_fields = kept
+
+
 def releases(model: Model, kern: K.Kernel, writer: Part, pipe: str, reader) -> bool:
     """Whether a commit of ``pipe`` by ``writer`` is a release for the reader of handle
     ``reader``: some field group of the reader's view gets an elected arrive (after the

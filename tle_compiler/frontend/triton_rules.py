@@ -1046,6 +1046,29 @@ class TritonRules:
                        f"{allowed}, got {a} (Triton 3.6 refuses it)", node,
                        check="unsupported-expression")
 
+    #: tl functions of numbers only (reductions, element-wise math, min / max, ceiling
+    #: division): Triton 3.6 refuses a pointer operand of each
+    NUMBER_FUNCS = frozenset({"sum", "max", "min", "argmax", "argmin", "xor_sum", "minimum",
+                              "maximum", "cdiv", "fma", "umulhi", "fdiv", "div_rn", "sqrt_rn",
+                              *K.UNARY_MATH})
+
+    def number_operand_rule(self, name: str, node: K.Op) -> None:
+        """Refuse a pointer operand of a function of numbers (``tl.max(x_ptr + offs, 1)``,
+        ``tl.maximum(p, q)``, ``tl.abs(p)``, ``tl.cdiv(p, 1)``) where the frontend knows it is
+        one: Triton 3.6 refuses each ("'pointer_type' object has no attribute
+        'primitive_bitwidth'", "invalid operands of type pointer<fp32> and pointer<fp32>",
+        "Unexpected dtype pointer<fp32>", "Expected dtype ['fp32', 'fp64'] but got
+        pointer<fp32>"). Until adversarial round 72 such a kernel was verified, and the
+        memory-race check, which reads these functions' values as numbers, paired no access
+        through their result: ``tl.store(tl.max(x_ptr + offs, 1)[:, None] + cols, v)`` was no
+        access of x_ptr."""
+        for x in list(node.args) + [v for _, v in node.kwargs]:
+            if self.surely_pointer(x):
+                raise self.err(f"`{self.src(node)}`: tl.{name} of a pointer "
+                               f"(`{self.src(x)}`): Triton 3.6 refuses it (tl.{name} takes "
+                               f"numbers); compute on the offsets and add the pointer after",
+                               node, check="unsupported-expression")
+
     def hint_rules(self, name: str, node: K.Op) -> None:
         """Refuse a compiler hint (``tl.multiple_of`` / ``tl.max_contiguous`` /
         ``tl.max_constancy``) whose values are not one per dimension of an operand whose rank

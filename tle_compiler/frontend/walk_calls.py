@@ -641,6 +641,8 @@ class CallWalk:
             self.pointer_operand_rules(name, first, node)
         if triton and name in self.REDUCTIONS:
             self.reduction_axis_rule(name, node)
+        if triton and name in self.NUMBER_FUNCS:
+            self.number_operand_rule(name, node)
         if triton and name == "where":
             # its two values converted to one type as a binary operator's are: a Python integer
             # beside an integer tile must fit the tile's type (semantic.where)
