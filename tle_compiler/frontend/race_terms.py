@@ -1086,6 +1086,11 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
             c = 1 << c
         if c == 0:
             return model.fresh("div0", inst)
+        n = _number(a)
+        if n is not None and n >= 0 and c > 0:
+            # numbers both, where floor and truncation agree: the one value (a tile count
+            # `tl.cdiv(N, BN)` of a constexpr N read specialised, a divisor of `i // ...`)
+            return z3.IntVal(n // c if e.op in ("//", ">>") else n % c)
         # floor (Python) or truncation (C, Triton's signed integers): |a - c q| < |c|
         q = model.fresh("quot", inst)
         inst.constraints.append(z3.Abs(a - c * q) < abs(c))
@@ -1145,6 +1150,9 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
             x = e.args[0]
             s = model.arith.in_type(model, x, a + (c - 1), inst, where, plus=c - 1)
             s = model.arith.unsigned(model, x, s, inst, where)
+            n = _number(s)
+            if n is not None and n >= 0 and c > 0:
+                return z3.IntVal(n // c)  # numbers both: the one value
             q = model.fresh("cdiv", inst)
             inst.constraints.append(z3.Abs(s - c * q) < abs(c))
             return q
