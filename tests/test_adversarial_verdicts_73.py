@@ -516,6 +516,135 @@ DEFAULT_CONFIG = {
 '''
 
 
+#: split-K: two partitions each multiply half of K into a workspace slice and hand over a token;
+#: a reduction partition waits both tokens, then sums the slices into C
+SPLITK = '''import triton.language as tl
+
+import tle_compiler as tle
+
+BM: tl.constexpr = 64
+BN: tl.constexpr = 64
+BK: tl.constexpr = 32
+
+
+@tle.jit(num_warps=4)
+def splitk(a_ptr, b_ptr, ws_ptr, c_ptr, K_HALF: tl.constexpr):
+    pid = tl.program_id(0)
+    done0 = tle.pipe(capacity=1, tok=tle.gpu.alloc([1, BM], tl.int32))
+    done1 = tle.pipe(capacity=1, tok=tle.gpu.alloc([1, BM], tl.int32))
+    tle.gpu.warp_specialize([(reduce, (done0, done1, ws_ptr, c_ptr, pid)),
+                             (part0, (done0, a_ptr, b_ptr, ws_ptr, pid, K_HALF)),
+                             (part1, (done1, a_ptr, b_ptr, ws_ptr, pid, K_HALF))],
+                            [4, 4], [232, 232])
+
+
+def partial(done, a_ptr, b_ptr, ws_ptr, pid, K_HALF, h):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    rk = tl.arange(0, BK)
+    acc = tl.zeros([BM, BN], tl.float32)
+    for kk in range(K_HALF // BK):
+        k0 = h * K_HALF + kk * BK
+        a = tl.load(a_ptr + (pid * BM + rm)[:, None] * (2 * K_HALF) + (k0 + rk)[None, :])
+        b = tl.load(b_ptr + (k0 + rk)[:, None] * BN + rn[None, :])
+        acc = tl.dot(a, b, acc)
+    tl.store(ws_ptr + ((pid * 2 + h) * BM + rm)[:, None] * BN + rn[None, :], acc)
+    w = done.writer()
+    s = w.acquire(0)
+    tl.store(tle.gpu.local_ptr(s.tok), rm)
+    w.commit(0)
+
+
+def part0(done, a_ptr, b_ptr, ws_ptr, pid, K_HALF):
+    partial(done, a_ptr, b_ptr, ws_ptr, pid, K_HALF, 0)
+
+
+def part1(done, a_ptr, b_ptr, ws_ptr, pid, K_HALF):
+    partial(done, a_ptr, b_ptr, ws_ptr, pid, K_HALF, 1)
+
+
+def reduce(done0, done1, ws_ptr, c_ptr, pid):
+    rm = tl.arange(0, BM)
+    rn = tl.arange(0, BN)
+    r0 = done0.reader()
+    r1 = done1.reader()
+    x0 = r0.wait(0)
+    t0 = tl.load(tle.gpu.local_ptr(x0.slot.tok))
+    r0.release(0)
+    x1 = r1.wait(0)
+    t1 = tl.load(tle.gpu.local_ptr(x1.slot.tok))
+    r1.release(0)
+    p0 = tl.load(ws_ptr + ((pid * 2 + 0) * BM + rm)[:, None] * BN + rn[None, :])
+    p1 = tl.load(ws_ptr + ((pid * 2 + 1) * BM + rm)[:, None] * BN + rn[None, :])
+    tl.store(c_ptr + (pid * BM + t0 + t1 - rm)[:, None] * BN + rn[None, :], p0 + p1)
+
+
+DEFAULT_CONFIG = {
+    "signature": {"a_ptr": "*fp16", "b_ptr": "*fp16", "ws_ptr": "*fp32", "c_ptr": "*fp32"},
+    "constexprs": {"K_HALF": 128},
+    "num_warps": 4,
+}
+'''
+
+#: two readers with field views: "qk" sees k only, "pv" sees v only
+VIEWS = '''import triton.language as tl
+
+import tle_compiler as tle
+
+BK: tl.constexpr = 64
+D: tl.constexpr = 64
+
+
+@tle.jit(num_warps=4)
+def kv_views(k_ptr, v_ptr, s_ptr, o_ptr, NK):
+    tle.assume(NK >= 0)
+    kv = tle.pipe(capacity=2, readers=("qk", "pv"), k=tle.gpu.alloc([2, BK, D], tl.float16),
+                  v=tle.gpu.alloc([2, BK, D], tl.float16))
+    tle.gpu.warp_specialize([(producer, (kv, k_ptr, v_ptr, NK)),
+                             (qk, (kv.reader("qk", fields=("k",)), s_ptr, NK)),
+                             (pv, (kv.reader("pv", fields=("v",)), o_ptr, NK))],
+                            [4, 4], [232, 160])
+
+
+def producer(kv, k_ptr, v_ptr, NK):
+    rows = tl.arange(0, BK)[:, None] * D + tl.arange(0, D)[None, :]
+    w = kv.writer()
+    for ck in range(NK):
+        slot = w.acquire(ck)
+        tl.store(tle.gpu.local_ptr(slot.k), tl.load(k_ptr + ck * BK * D + rows))
+        tl.store(tle.gpu.local_ptr(slot.v), tl.load(v_ptr + ck * BK * D + rows))
+        w.commit(ck)
+
+
+def qk(r, s_ptr, NK):
+    rows = tl.arange(0, BK)[:, None] * D + tl.arange(0, D)[None, :]
+    acc = tl.zeros([BK, D], tl.float32)
+    for ck in range(NK):
+        res = r.wait(ck)
+        acc += tl.load(tle.gpu.local_ptr(res.slot.k)).to(tl.float32)
+        r.release(ck)
+    tl.store(s_ptr + rows, acc)
+
+
+def pv(r, o_ptr, NK):
+    rows = tl.arange(0, BK)[:, None] * D + tl.arange(0, D)[None, :]
+    acc = tl.zeros([BK, D], tl.float32)
+    for ck in range(NK):
+        res = r.wait(ck)
+        acc += tl.load(tle.gpu.local_ptr(res.slot.v)).to(tl.float32)
+        r.release(ck)
+    tl.store(o_ptr + rows, acc)
+
+
+DEFAULT_CONFIG = {
+    "signature": {"k_ptr": "*fp16", "v_ptr": "*fp16", "s_ptr": "*fp32", "o_ptr": "*fp32",
+                  "NK": "i32"},
+    "constexprs": {},
+    "num_warps": 4,
+}
+'''
+
+
 def variant(src: str, *pairs: tuple[str, str]) -> str:
     for old, new in pairs:
         assert old in src, old
@@ -524,7 +653,8 @@ def variant(src: str, *pairs: tuple[str, str]) -> str:
 
 
 CORRECT = {"gemm ping-pong": GEMM, "flash attention": FA, "moe gather": MOE,
-           "layernorm chain": LN, "data-dependent close": CLOSE, "persistent gemm": PERSISTENT}
+           "layernorm chain": LN, "data-dependent close": CLOSE, "persistent gemm": PERSISTENT,
+           "split-k": SPLITK, "field views": VIEWS}
 
 
 @pytest.mark.parametrize("name", list(CORRECT))
@@ -802,3 +932,101 @@ def test_persistent_gemm_wrong_k_stride_is_not_verified(tmp_path, capsys):
     code, err = dump(tmp_path, capsys, src)
     assert code != 0 and ": verified for " not in err, err
     assert "order-mismatch" in err, err
+
+
+SPLITK_WAIT1 = '''    x1 = r1.wait(0)
+    t1 = tl.load(tle.gpu.local_ptr(x1.slot.tok))
+    r1.release(0)
+'''
+SPLITK_LOADS = '''    p0 = tl.load(ws_ptr + ((pid * 2 + 0) * BM + rm)[:, None] * BN + rn[None, :])
+    p1 = tl.load(ws_ptr + ((pid * 2 + 1) * BM + rm)[:, None] * BN + rn[None, :])
+'''
+SPLITK_STORE = "    tl.store(ws_ptr + ((pid * 2 + h) * BM + rm)[:, None] * BN + rn[None, :], acc)\n"
+SPLITK_HANDOFF = '''    w = done.writer()
+    s = w.acquire(0)
+    tl.store(tle.gpu.local_ptr(s.tok), rm)
+    w.commit(0)
+'''
+
+SPLITK_BUGS = {
+    # the reducer loads part 1's slice before waiting its token
+    "slice read before its token": (
+        ((SPLITK_WAIT1 + SPLITK_LOADS, SPLITK_LOADS + SPLITK_WAIT1),),
+        ("rejected", "[memory-race]", "splitk.py:55: error: partitions 'reduce' (load at line 55)",
+         "'part1' (store at line 31)")),
+    # the partial stored after the token's commit
+    "slice stored after the hand-off": (
+        ((SPLITK_STORE + SPLITK_HANDOFF, SPLITK_HANDOFF + SPLITK_STORE),),
+        ("rejected", "[memory-race]", "'reduce' (load at line 57)", "'part0' (store at line 35)")),
+    # both halves into slice 0
+    "one slice for both halves": (
+        (("partial(done, a_ptr, b_ptr, ws_ptr, pid, K_HALF, 1)",
+          "partial(done, a_ptr, b_ptr, ws_ptr, pid, K_HALF, 0)"),),
+        ("rejected", "[memory-race]", "'part0' (store at line 31) and 'part1' (store at line 31)")),
+    # slices BM // 2 rows apart: the halves overlap
+    "slices overlap": (
+        (("tl.store(ws_ptr + ((pid * 2 + h) * BM + rm)",
+          "tl.store(ws_ptr + ((pid * 2 + h) * (BM // 2) + rm)"),),
+        ("rejected", "[memory-race]", "'part0' (store at line 31) and 'part1' (store at line 31)")),
+}
+
+
+@pytest.mark.parametrize("bug", list(SPLITK_BUGS))
+def test_splitk_seeded_bugs_are_refused(tmp_path, capsys, bug):
+    pairs, want = SPLITK_BUGS[bug]
+    code, err = dump(tmp_path, capsys, variant(SPLITK, *pairs), name="splitk.py")
+    expect(code, err, want)
+
+
+PV_LOOP = '''    for ck in range(NK):
+        res = r.wait(ck)
+        acc += tl.load(tle.gpu.local_ptr(res.slot.v)).to(tl.float32)
+        r.release(ck)
+'''
+QK_LOOP = PV_LOOP.replace("slot.v", "slot.k")
+PRODUCER_V = ("        tl.store(tle.gpu.local_ptr(slot.v), tl.load(v_ptr + ck * BK * D + rows))\n")
+
+VIEWS_BUGS = {
+    "a reader reads outside its view": (
+        ((PV_LOOP, PV_LOOP.replace("slot.v", "slot.k")),),
+        ("rejected", "views.py:45: error: this reader of pipe 'kv' sees only fields (v): "
+         "`res.slot.k` is outside its view [outside-view]")),
+    "a slot pointer kept past its release": (
+        ((PV_LOOP, '''    res0 = r.wait(0)
+    vp = tle.gpu.local_ptr(res0.slot.v)
+    acc += tl.load(vp).to(tl.float32)
+    r.release(0)
+    for ck in range(1, NK):
+        res = r.wait(ck)
+        acc += tl.load(vp).to(tl.float32)
+        r.release(ck)
+'''),),
+        ("rejected", "views.py:49: error: read of kv.v at index 0 after release(0) at line 46")),
+    "v written on even tiles only": (
+        ((PRODUCER_V, "        if ck % 2 == 0:\n    " + PRODUCER_V),),
+        ("rejected", "views.py:46: error: reader 'pv' of pipe 'kv' (partition 'pv') reads kv.v at "
+         "index 1 (stage 1), but field 'v' of stage 1 was never written")),
+    "the producer skips a tile on data": (
+        (('''        slot = w.acquire(ck)
+        tl.store(tle.gpu.local_ptr(slot.k), tl.load(k_ptr + ck * BK * D + rows))
+''', '''        if tl.load(k_ptr + ck * BK * D) != 0:
+            slot = w.acquire(ck)
+            tl.store(tle.gpu.local_ptr(slot.k), tl.load(k_ptr + ck * BK * D + rows))
+'''), (PRODUCER_V + "        w.commit(ck)\n",
+       "    " + PRODUCER_V + "            w.commit(ck)\n")),
+        ("rejected", "views.py:24: error: pipe events under a condition that is not affine",
+         "[non-affine-if]")),
+    "ping-pong readers on alternate tiles of one pipe": (
+        ((PV_LOOP, PV_LOOP.replace("range(NK)", "range(NK // 2)")
+          .replace("(ck)", "(2 * ck + 1)")),
+         (QK_LOOP, QK_LOOP.replace("range(NK)", "range(NK // 2)").replace("(ck)", "(2 * ck)"))),
+        ("rejected", "views.py:27: error: reader 'qk' of pipe 'kv' never waits index 0 that "
+         "commit(ck) commits here", "[unconsumed]")),
+}
+
+
+@pytest.mark.parametrize("bug", list(VIEWS_BUGS))
+def test_field_view_seeded_bugs_are_refused(tmp_path, capsys, bug):
+    pairs, want = VIEWS_BUGS[bug]
+    code, err = dump(tmp_path, capsys, variant(VIEWS, *pairs), name="views.py")
+    expect(code, err, want)
