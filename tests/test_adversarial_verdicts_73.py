@@ -2,43 +2,79 @@
 a Triton author writes them with pipes, each correct version checked verified (and lowered by
 ``tle-dump --gluon``) and seeded-bug variants of each checked refused at the line of the bug.
 
-Kernels tried: a persistent ping-pong GEMM (a TMA producer filling two rings, one per consumer
-warp group; consumer c takes tiles ``2 * p + c`` through a helper called from ``mma0`` /
-``mma1``; the tile's row and column are ``j // tl.cdiv(N, BN)`` and ``j % tl.cdiv(N, BN)``;
-STAGES and K constexprs), a FlashAttention-style forward (Q one-shot, separate K and V rings of
-capacities KS and VS, both TMA-filled; Q's slot a dot operand for the whole loop) and a
-MoE-style gather (token ids loaded per tile, rows gathered by index into the slot, the trip
-count loaded from memory in the kernel body and passed to both partitions).
+Kernels tried (correct versions verified and lowered):
 
-False verdicts: none found (each seeded bug below is refused at its line).
+- a ping-pong GEMM: a TMA producer fills two rings, one per consumer warp group; consumer c
+  takes tiles ``2 * p + c`` through a helper called from ``mma0`` / ``mma1``, the tile's row
+  and column ``j // tl.cdiv(N, BN)`` / ``j % tl.cdiv(N, BN)``; STAGES, K and N constexprs;
+- a persistent GEMM: tiles ``pid + i * num_programs``, the tile count ``tl.cdiv(n_tiles - pid,
+  tl.num_programs(0))`` computed in the kernel body, index ``i * K_TILES + kk``;
+- a FlashAttention-style forward: Q one-shot (its slot a dot operand for the whole loop), K and
+  V rings of capacities KS = 3 and VS = 2, TMA-filled;
+- a MoE-style gather: token ids loaded per tile, rows gathered by index into the slot beside an
+  ids field, the trip count loaded from memory in the kernel body and passed to both partitions;
+- a layernorm row pipeline of three partitions (loader, statistics, normaliser) over two pipes,
+  the rows read by two named readers;
+- a stream closed at a data-dependent end (``n`` loaded and clamped to ``[0, MAX_TILES]``), the
+  consumer waiting ``0..n`` and reading under ``if not res.is_closed``;
+- split-K: two partitions multiply halves of K into workspace slices and hand over a token each,
+  a reduction partition waits both and sums the slices;
+- two readers with field views (``fields=("k",)`` / ``("v",)``).
+
+Seeded bugs, each refused at its line: both ping-pong consumers on one tile or on ``p + C``
+(memory-race), a slot released before the dot that reads it, a wait off by one, V committed a
+tile late with KS = 1 (deadlock; KS = 2 verified), Q released before its dots, V skipped at
+j = 0, K released a tile late, the expert writing the x it gathers from, ids read after release,
+a field written from tile 1 on, a reader one tile too many, the statistics read through global
+memory, one reader name in two partitions, the statistics index ahead, an unclamped close
+count, the closing slot read (unguarded or guard inverted), the flag read after release, the
+close never waited, a K tile never released, a producer one tile more, a workspace slice read
+before its token or stored after it, overlapping slices, a read outside a field view, a slot
+pointer kept past its release, a field written on even tiles only, a tile skipped on data, and
+ping-pong readers on alternate tiles of one SPMC pipe.
+
+False verdicts: none found.
 
 False refusals, fixed:
 
 - The ping-pong GEMM with N a constexpr (read specialised, N = 256): memory-race between the
   two consumers' stores of C (``c_ptr + 0``). Their tiles are apart: ``tl.cdiv(N, BN)`` is the
-  number 2, but the memory-race model read a ``tl.cdiv`` (and a ``//`` / ``%``) of numbers as a
-  fresh quotient within one of the exact one (``|s - c q| < c``: 2 or 3), and ``j // q`` of a
-  non-number divisor as an unknown, so the tiles of two consumers could meet. FIXED:
+  number 2, but the memory-race model read a ``tl.cdiv`` (and a ``//`` / ``%`` / ``>>``) of
+  numbers as a fresh quotient within one of the exact one (``|s - c q| < c``: 2 or 3), and
+  ``j // q`` of a non-number divisor as an unknown, so two consumers' tiles could meet. FIXED:
   frontend/race_terms.py ``_binop`` and the ``tl.cdiv`` case of ``_op`` compute the value of a
   non-negative number by a positive one exactly (floor and truncation agree there): verified;
-  the same kernel with both consumers on tile ``2 * p`` or on ``p + C`` stays memory-race.
+  both consumers on tile ``2 * p`` or on ``p + C`` stay memory-race.
 
 Held (not changed):
 
-- The same GEMM with N a runtime argument: memory-race between the consumers' stores (message
-  "partitions 'mma0' (store at line 71 ...) and 'mma1' (store at line 71 ...) can reach the
-  same global address `c_ptr` + 0"). The tile coordinates are ``j // tl.cdiv(N, BN)`` of a
-  runtime N: a division by an unknown, which the model reads as any value. Proving it apart
-  needs nonlinear integer reasoning (division by a symbol); a constexpr N (as above) is
+- The same GEMM with N a runtime argument: memory-race between the consumers' stores ("partitions
+  'mma0' (store at line 71 ...) and 'mma1' (store at line 71 ...) can reach the same global
+  address `c_ptr` + 0"). The tile coordinates are ``j // tl.cdiv(N, BN)`` of a runtime N, a
+  division by an unknown, which the model reads as any value; proving the tiles apart needs
+  division by a symbol. A constexpr N is verified.
+- The persistent GEMM with the consumer's index ``i * (K_TILES - 1) + kk``: unknown (exit 3,
+  "the params derived from N, M, program_id_0, later_programs_0 were checked as independent
+  values, and the fault found (order-mismatch ...) needs derived values no checked value ...
+  gives"), not rejected: the search for arguments that give the derived tile count stops. Never
   verified.
+- A reader keeping the previous wait's result across iterations (``prev = res`` at the loop's
+  end, ``release(ck - 1)`` after reading ``prev.slot.v``): refused where the kernel is read
+  ("cannot tell which slot ... `prev` is assigned inside the loop"), a documented limit.
 
 Checked and held (tle-dump was right):
 
 - FlashAttention with ``rq.release(0)`` right after ``qt = tl.load(q slot)``: refused
   (access-outside-window at the first ``tl.dot(qt, ...)``): a loaded slot that only feeds a dot
-  is the wgmma's shared-memory operand, read at the dot (docs/language.md); releasing Q after
-  the loop is verified. The loader acquiring V(j) before K(j) is verified (no cycle: the
-  softmax partition releases K(j) before waiting V(j)).
+  is the wgmma's shared-memory operand, read at the dot (docs/language.md); Q released after the
+  loop is verified. The loader acquiring V(j) before K(j) is verified (no cycle: the softmax
+  partition releases K(j) before waiting V(j)).
+- The clamped close without ``tle.assume(MAX_TILES >= 0)``: rejected at MAX_TILES = -1 (the clamp
+  gives -1, close(-1)): the constexpr is read for every integer.
+- Layernorm's normaliser releasing the rows (loaded into registers) before waiting the
+  statistics, and the statistics partition holding the rows until its commit: verified, rightly.
+- A field written on tiles 0 and 1 only and read at every tile (capacity 2): verified, as
+  docs/semantics.md rule 7 allows (the slot keeps its contents).
 """
 
 from __future__ import annotations
@@ -274,7 +310,8 @@ def softmax(q, kp, vp, o_ptr, N_CTX):
         m_i = m_new
     rq.release(0)
     rows = row0 + tl.arange(0, BM)
-    tl.store(o_ptr + rows[:, None] * D + tl.arange(0, D)[None, :], (acc / l_i[:, None]).to(tl.float16))
+    tl.store(o_ptr + rows[:, None] * D + tl.arange(0, D)[None, :],
+             (acc / l_i[:, None]).to(tl.float16))
 
 
 DEFAULT_CONFIG = {
@@ -768,7 +805,8 @@ FA_BUGS = {
         ("rejected", "fa.py:35: error: the reader of pipe 'vp' never waits index 0",
          "[unconsumed]")),
     "k released a tile late": (
-        ("        rk.release(j)\n        m_new", "        if j > 0:\n            rk.release(j - 1)\n"
+        ("        rk.release(j)\n        m_new",
+         "        if j > 0:\n            rk.release(j - 1)\n"
          "        m_new"), ("a", "a"),
         ("rejected", "[missing-release]", "never releases index 0 of pipe 'kp'")),
 }
