@@ -30,8 +30,9 @@ memory, one reader name in two partitions, the statistics index ahead, an unclam
 count, the closing slot read (unguarded or guard inverted), the flag read after release, the
 close never waited, a K tile never released, a producer one tile more, a workspace slice read
 before its token or stored after it, overlapping slices, a read outside a field view, a slot
-pointer kept past its release, a field written on even tiles only, a tile skipped on data, and
-ping-pong readers on alternate tiles of one SPMC pipe.
+pointer kept past its release, a field written on even tiles only, a tile skipped on data,
+ping-pong readers on alternate tiles of one SPMC pipe, a stage number given as the index
+(``t % 2``), a stage loop reusing indices 0 and 1 (phase-aliasing) and every third tile skipped.
 
 False verdicts: none found.
 
@@ -1068,3 +1069,47 @@ def test_field_view_seeded_bugs_are_refused(tmp_path, capsys, bug):
     pairs, want = VIEWS_BUGS[bug]
     code, err = dump(tmp_path, capsys, variant(VIEWS, *pairs), name="views.py")
     expect(code, err, want)
+
+
+MOE_PRODUCE = '''        s = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(s.rows), tl.load(x_ptr + ids[:, None] * D + cols[None, :]))
+        tl.store(tle.gpu.local_ptr(s.ids), ids)
+        w.commit(t)
+'''
+
+
+def test_moe_index_mistakes_are_refused(tmp_path, capsys):
+    """A stage number given as the index (``t % 2``: non-affine), a stage loop reusing indices 0
+    and 1 (phase-aliasing at the second use of stage 0), and the producer skipping every third
+    tile (wait-never-committed at the reader's wait, phase-aliasing at the producer's commit)."""
+    src = variant(MOE, ("s = w.acquire(t)", "s = w.acquire(t % 2)"),
+                  ("w.commit(t)", "w.commit(t % 2)"))
+    expect(*dump(tmp_path, capsys, src, name="moe.py"),
+           ("rejected", "moe.py:23: error: index of w.acquire must be affine", "[non-affine]"))
+    src = variant(MOE, ("    for t in range(n):\n        ids = tl.load(idx_ptr + t * BT + "
+                        "tl.arange(0, BT))\n" + MOE_PRODUCE,
+                        "    for u in range(n):\n        for st in range(2):\n"
+                        "            t = 2 * u + st\n"
+                        "            ids = tl.load(idx_ptr + t * BT + tl.arange(0, BT))\n"
+                        + MOE_PRODUCE.replace("        ", "            ")
+                        .replace("(t)", "(st)")),
+                  ('''    for t in range(n):
+        res = r.wait(t)
+        rows = tl.load(tle.gpu.local_ptr(res.slot.rows))
+        ids = tl.load(tle.gpu.local_ptr(res.slot.ids))
+        r.release(t)
+        tl.store''', '''    for u in range(n):
+        for st in range(2):
+            res = r.wait(st)
+            rows = tl.load(tle.gpu.local_ptr(res.slot.rows))
+            ids = tl.load(tle.gpu.local_ptr(res.slot.ids))
+            r.release(st)
+            tl.store'''))
+    expect(*dump(tmp_path, capsys, src, name="moe.py"),
+           ("rejected", "moe.py:28: error: commit(0) is use 1 of stage 0 of pipe 'kv' but has "
+            "phase 0", "[phase-aliasing]"))
+    src = variant(MOE, (MOE_PRODUCE, "        if t % 3 != 2:\n"
+                        + MOE_PRODUCE.replace("        ", "            ")))
+    expect(*dump(tmp_path, capsys, src, name="moe.py"),
+           ("rejected", "moe.py:34: error: the reader waits index 2 of pipe 'kv' (wait(t)) that "
+            "the writer never commits", "[wait-never-committed]", "[phase-aliasing]"))
