@@ -167,87 +167,12 @@ DEFAULT_CONFIG = {
 '''
 
 #: the same with N a runtime argument (held: division by a runtime tile count)
-GEMM_RUNTIME_N = '''import triton.language as tl
-
-import tle_compiler as tle
-
-BM: tl.constexpr = 128
-BN: tl.constexpr = 128
-BK: tl.constexpr = 64
-
-
-@tle.jit(num_warps=4)
-def gemm_pp(a_desc, b_desc, c_ptr, M, N, K: tl.constexpr, STAGES: tl.constexpr):
-    tle.assume(M >= 1)
-    tle.assume(N >= 1)
-    ab0 = tle.pipe(capacity=STAGES, a=tle.gpu.alloc([STAGES, BM, BK], tl.float16),
-                   b=tle.gpu.alloc([STAGES, BK, BN], tl.float16))
-    ab1 = tle.pipe(capacity=STAGES, a=tle.gpu.alloc([STAGES, BM, BK], tl.float16),
-                   b=tle.gpu.alloc([STAGES, BK, BN], tl.float16))
-    tle.gpu.warp_specialize([(mma0, (ab0, c_ptr, M, N, K)),
-                             (load, (ab0, ab1, a_desc, b_desc, M, N, K)),
-                             (mma1, (ab1, c_ptr, M, N, K))], [4, 4], [40, 232])
-
-
-def load(ab0, ab1, a_desc, b_desc, M, N, K):
-    n_k = tl.cdiv(K, BK)
-    n_pairs = tl.cdiv(M, BM) * tl.cdiv(N, BN) // 2
-    w0 = ab0.writer()
-    w1 = ab1.writer()
-    for p in range(n_pairs):
-        for c in range(2):
-            i = 2 * p + c
-            pm = i // tl.cdiv(N, BN)
-            pn = i % tl.cdiv(N, BN)
-            for kk in range(n_k):
-                if c == 0:
-                    s = w0.acquire(p * n_k + kk)
-                    tle.gpu.tma_load(s.a, a_desc, [pm * BM, kk * BK])
-                    tle.gpu.tma_load(s.b, b_desc, [kk * BK, pn * BN])
-                    w0.commit(p * n_k + kk)
-                else:
-                    s = w1.acquire(p * n_k + kk)
-                    tle.gpu.tma_load(s.a, a_desc, [pm * BM, kk * BK])
-                    tle.gpu.tma_load(s.b, b_desc, [kk * BK, pn * BN])
-                    w1.commit(p * n_k + kk)
-
-
-def mma0(ab, c_ptr, M, N, K):
-    mma(ab, c_ptr, M, N, K, 0)
-
-
-def mma1(ab, c_ptr, M, N, K):
-    mma(ab, c_ptr, M, N, K, 1)
-
-
-def mma(ab, c_ptr, M, N, K, C):
-    n_k = tl.cdiv(K, BK)
-    n_tiles = tl.cdiv(M, BM) * tl.cdiv(N, BN)
-    n_pairs = n_tiles // 2
-    r = ab.reader()
-    for p in range(n_pairs):
-        j = 2 * p + C
-        pm = j // tl.cdiv(N, BN)
-        pn = j % tl.cdiv(N, BN)
-        acc = tl.zeros([BM, BN], tl.float32)
-        for kk in range(n_k):
-            res = r.wait(p * n_k + kk)
-            acc = tl.dot(tl.load(tle.gpu.local_ptr(res.slot.a)),
-                         tl.load(tle.gpu.local_ptr(res.slot.b)), acc)
-            r.release(p * n_k + kk)
-        rows = pm * BM + tl.arange(0, BM)
-        cols = pn * BN + tl.arange(0, BN)
-        tl.store(c_ptr + rows[:, None] * N + cols[None, :], acc.to(tl.float16),
-                 mask=(rows[:, None] < M) & (cols[None, :] < N))
-
-
-DEFAULT_CONFIG = {
-    "signature": {"a_desc": "tensordesc<fp16[128, 64]>", "b_desc": "tensordesc<fp16[64, 128]>",
-                  "c_ptr": "*fp16", "M": "i32", "N": "i32", },
-    "constexprs": {"STAGES": 3, "K": 256},
-    "num_warps": 4,
-}
-'''
+GEMM_RUNTIME_N = (GEMM
+                  .replace("M, N: tl.constexpr, K", "M, N, K")
+                  .replace("    tle.assume(M >= 1)\n",
+                           "    tle.assume(M >= 1)\n    tle.assume(N >= 1)\n")
+                  .replace('"M": "i32", }', '"M": "i32", "N": "i32", }')
+                  .replace('"K": 256, "N": 256}', '"K": 256}'))
 
 #: FlashAttention forward: Q one-shot, K and V rings of capacities KS and VS
 FA = '''import triton.language as tl
