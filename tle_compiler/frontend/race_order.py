@@ -6,7 +6,7 @@ before another through a commit -> wait of one index or a release -> acquire a c
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Iterator, Optional
 
 from ..ir import kernel as K
 from .race_sites import Part, Site
@@ -154,11 +154,12 @@ def _reader_views(kern: K.Kernel, pipe: str) -> dict:
     return views
 
 
-def may_copy(kern: K.Kernel, pipe: str, f: str) -> bool:
+def may_copy(kern: K.Kernel, pipe: str, f: str, views: Optional[dict] = None) -> bool:
     """Whether the lowering may gather a loaded tile into field ``f`` of ``pipe`` by cp.async: a
     pipe with mbarriers, a slot of two dimensions or more and 16 or 32-bit elements that some
     reader's view holds (translate.py ``_cp_async_source`` / ``_cp_async_form``); else it loads
-    the tile into registers and stores it, and the load completes at its line."""
+    the tile into registers and stores it, and the load completes at its line. ``views``: the
+    pipe's :func:`_reader_views`, where the caller has them."""
     decl = kern.pipe(pipe)
     if decl is None:
         return True
@@ -167,7 +168,8 @@ def may_copy(kern: K.Kernel, pipe: str, f: str) -> bool:
         return True
     if decl.named or len(b.shape) < 3 or b.dtype in NO_GATHER_DTYPES:
         return False
-    return any(v is None or f in v for v in _reader_views(kern, pipe).values())
+    views = _reader_views(kern, pipe) if views is None else views
+    return any(v is None or f in v for v in views.values())
 
 
 def unmark_register_stores(kern: K.Kernel, part: Part) -> None:
@@ -175,11 +177,14 @@ def unmark_register_stores(kern: K.Kernel, part: Part) -> None:
     (:func:`may_copy`: a field no reader's view holds, a 1-D slot, 8 or 64-bit elements, a
     named pipe) is a register load: complete at its line, ordered as any other access (until
     adversarial round 72 it was taken as a copy no hand-off orders, and the message said so)."""
+    views: dict = {}  # pipe -> its reader views, read from the kernel once
     for acc in part.accesses:
         if not acc.gathered or acc.gather is None:
             continue
         pipe = acc.gather.handle.pipe
-        kept = frozenset(f for f in acc.gather_fields if may_copy(kern, pipe, f))
+        if pipe not in views:
+            views[pipe] = _reader_views(kern, pipe)
+        kept = frozenset(f for f in acc.gather_fields if may_copy(kern, pipe, f, views[pipe]))
         if not kept:
             acc.gathered, acc.gather, acc.gather_fields = False, None, frozenset()
         else:
@@ -210,17 +215,10 @@ def releases(model: Model, kern: K.Kernel, writer: Part, pipe: str, reader) -> b
     def group(f: str) -> frozenset:
         return frozenset(r for r, v in views.items() if v is None or f in v)
 
-    shapes = {b.name: b for b in decl.fields}
-
     def kinds_of(f: str) -> set:
         kinds = writer.fills.get((pipe, f), set()) | writer.fills.get((None, f), set())
-        b = shapes[f]
-        if "async" in kinds and (len(b.shape) < 3 or b.dtype in NO_GATHER_DTYPES
-                                 or not group(f)):
-            # the lowering gathers by cp.async only into a slot of two dimensions or more and
-            # 16 or 32-bit elements that some reader's view holds (translate.py
-            # _cp_async_source / _cp_async_form): this field is stored from registers
-            kinds = (kinds - {"async"}) | {"plain"}
+        if "async" in kinds and not may_copy(kern, pipe, f, views):
+            kinds = (kinds - {"async"}) | {"plain"}  # the lowering stores it from registers
         return kinds
 
     mine = [f for f in fields if reader.view is None or f in reader.view]
