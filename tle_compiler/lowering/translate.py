@@ -194,6 +194,12 @@ def _is_float(v: V) -> bool:
     return v.kind == "tensor" and v.dtype in FLOAT_DTYPES
 
 
+def _is_float_or_float_scalar(v: V) -> bool:
+    """:func:`_is_float`, or a run-time scalar of a float type (a value only the lowering types,
+    `x = tl.sum(t, 1)`): the operand test of the refusals Triton makes of floats."""
+    return _is_float(v) or v.kind == "scalar" and v.dtype in FLOAT_DTYPES
+
+
 #: The check of the lowering's refusal of a form the language has and the verifier checks, which
 #: the lowering does not translate yet: a free shared buffer (a tle.gpu.alloc that is no pipe
 #: field; docs/semantics.md, "Free shared buffers"; docs/lowering.md, "Not yet"). tle-dump keeps
@@ -252,8 +258,7 @@ def _triton_refuses(op: str, a: V, b: V) -> Optional[str]:
     if op == "//" and (_is_float(a) or _is_float(b)):
         return ("`//` of a floating-point value is refused by Triton 3.6 (floor division takes "
                 "integers only): write tl.floor(a / b)")
-    if op in ("&", "|", "^", "<<", ">>") and any(
-            _is_float(v) or v.kind == "scalar" and v.dtype in FLOAT_DTYPES for v in (a, b)):
+    if op in ("&", "|", "^", "<<", ">>") and any(_is_float_or_float_scalar(v) for v in (a, b)):
         # (a float the frontend does not type, `x = tl.sum(t, 1)` then `x & 1`: verified, and
         # the Gluon's compile failed away from the line; lowering adversarial round 19)
         return (f"`{op}` of a floating-point value is refused by Triton 3.6 (bitwise operators "
@@ -919,7 +924,7 @@ class FnTranslator:
                 val = None
             return V("const", f"({op}{v.text})", value=val, bound=v.bound)
         refusal = promotion.fp8_refusal("unary `-`", v.dtype) if op == "-" else None
-        if op == "~" and (_is_float(v) or v.kind == "scalar" and v.dtype in FLOAT_DTYPES):
+        if op == "~" and _is_float_or_float_scalar(v):
             # (a float the frontend does not type: `~x` of `x = tl.max(t, 1)`)
             refusal = ("`~` of a floating-point value is refused by Triton 3.6 (\"wrong type "
                        "argument to unary invert\"): invert integers only")
@@ -1365,8 +1370,7 @@ class FnTranslator:
                 except Exception:
                     val = None
                 return V("const", f"gl.cdiv({a.text}, {b.text})", value=val)
-            if _is_float(a) or _is_float(b) or any(
-                    v.kind == "scalar" and v.dtype in FLOAT_DTYPES for v in (a, b)):
+            if _is_float_or_float_scalar(a) or _is_float_or_float_scalar(b):
                 # `(x + (div - 1)) // div`: `//` of a float, which Triton 3.6 refuses
                 raise self.err("`tl.cdiv` of a floating-point value is refused by Triton 3.6 "
                                "(it computes `(x + (div - 1)) // div`, and `//` takes integers "
