@@ -1023,13 +1023,20 @@ def test_the_deepest_nesting_read_runs_every_pass(workdir):
                  lambda n: ring.replace("      ring.reader.release(t)\n", "if t >= 0 {\n" * n
                                         + "ring.reader.release(t)\n" + "}\n" * n)):
         path = workdir / "deep.kir"
-        n = 1
-        while True:
-            path.write_text(make(n + 1))
-            if dump([str(path)])[0] == 2:
-                break
-            n += 1
-        assert n >= 20
+
+        def refused(n: int) -> bool:
+            path.write_text(make(n))
+            return dump([str(path)])[0] == 2
+
+        # the deepest nesting read: doubling to a refused depth, then halving the gap
+        ok, bad = 1, 2
+        while not refused(bad):
+            ok, bad = bad, bad * 2
+        while bad - ok > 1:
+            mid = (ok + bad) // 2
+            ok, bad = (ok, mid) if refused(mid) else (mid, bad)
+        n = ok
+        assert n >= 20 and refused(n + 1)
         path.write_text(make(n))
         assert dump([str(path)])[0] == 0
         code, _, err = dump(["-p", "emit-gluon", str(path)])

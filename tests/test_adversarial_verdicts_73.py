@@ -80,6 +80,8 @@ Checked and held (tle-dump was right):
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from .adversarial_support import dump, expect
@@ -887,15 +889,24 @@ def test_persistent_gemm_seeded_bugs_are_refused(tmp_path, capsys, bug):
     expect(code, err, want)
 
 
-def test_persistent_gemm_wrong_k_stride_is_not_verified(tmp_path, capsys):
-    """Held: the consumer's index i * (K_TILES - 1) + kk: unknown (exit 3), the fault found
-    needing values of the derived tile count no checked argument gives; never verified."""
+def test_persistent_gemm_wrong_k_stride_is_rejected_with_a_launch(tmp_path, capsys):
+    """The consumer's index i * (K_TILES - 1) + kk goes wrong from a program's second tile: a
+    tile count of 2 needs M or N above 128, past every small argument the search enumerates
+    (it gave `unknown` after 200,000 tuples); the solver's base values reproduce it, reported
+    with the arguments of a launch that gives it."""
     src = variant(PERSISTENT, ("res = r.wait(i * K_TILES + kk)",
                                "res = r.wait(i * (K_TILES - 1) + kk)"),
                   ("r.release(i * K_TILES + kk)", "r.release(i * (K_TILES - 1) + kk)"))
     code, err = dump(tmp_path, capsys, src)
-    assert code != 0 and ": verified for " not in err, err
-    assert "order-mismatch" in err, err
+    assert code == 1 and ": rejected: " in err, err
+    first = next(line for line in err.splitlines() if ": error: " in line)
+    assert "kernel.py:44: error: the reader waits index 3 of pipe 'ab'" in first, err
+    assert "[order-mismatch]" in first and "(my_tiles=2)" in first, err
+    launch = dict(kv.split("=") for kv in re.search(r"\(when (.*?) \(my_tiles", first)
+                  .group(1).split(", "))
+    n_tiles = -(-int(launch["M"]) // 128) * -(-int(launch["N"]) // 128)
+    programs = int(launch["program_id_0"]) + 1 + int(launch["later_programs_0"])
+    assert -(-(n_tiles - int(launch["program_id_0"])) // programs) == 2, launch
 
 
 SPLITK_WAIT1 = '''    x1 = r1.wait(0)

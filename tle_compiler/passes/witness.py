@@ -11,18 +11,23 @@ definitions, one combination of the Program's params, which is checked like any 
 found this way is real and is reported with the base values that give it; when none is found, the
 verdict is not "rejected" but "bounded" (or "unknown" when the budget ran out): no fault for the
 base values checked, nothing claimed for the others (docs/semantics.md, "Derived params").
+Before that enumeration, base values a solver finds for each faulty combination
+(witness_solver.py) are checked first: a fault that needs large base values (a tile count of 2
+needs ``M`` above 128) is found without enumerating every smaller tuple.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Iterator, Mapping, Optional
 
-from ..ir.derived import derive
+from ..ir.derived import LaunchWidthError, derive, derive_on_gpu
 from ..ir.nodes import Param, Program
 from ..ir.tracegen import CompiledProgram, TraceBudgetExceeded
 from .cutoff import _domain_range, _order
 from .instances import Checker, InstanceResult
+from .witness_solver import solve_bases
 
 #: Each base param's values reach at least this far from zero (or from its domain's least value) ...
 MIN_SPAN = 16
@@ -34,6 +39,10 @@ MAX_SPAN = 4096
 MAX_COMBOS = 4096
 #: The most base tuples enumerated.
 MAX_TUPLES = 200_000
+#: The most base tuples enumerated after the first fault (more faults to report, smaller ones).
+MAX_TUPLES_AFTER_FAULT = 4096
+#: The most faulty combinations the solver is asked to reproduce (witness_solver.py).
+MAX_SOLVED = 4
 
 
 @dataclass
@@ -108,6 +117,44 @@ def _by_rank(lists: list[list[int]]) -> Iterator[tuple[int, ...]]:
         yield from parts(0, s)
 
 
+def _solved(program: Program, bases: list[Param], lists: list[list[int]],
+            faulty: list[dict[str, int]], bound: Optional[int]) -> list[tuple[int, ...]]:
+    """Base tuples the solver finds for the first ``MAX_SOLVED`` faulty combinations: within
+    the values the enumeration would try when ``bound`` limits it (or a param is fixed), else
+    anywhere in i32 and the domains."""
+    limited = {p.name: (min(vals), max(vals)) for p, vals in zip(bases, lists)
+               if vals and (bound is not None or len(vals) == 1)}
+    names = {p.name for p in program.params}
+    out: list[tuple[int, ...]] = []
+    targets: list[dict[str, int]] = []
+    for params in faulty:
+        target = {k: v for k, v in params.items() if k in names}
+        if target not in targets:
+            targets.append(target)
+    for target in targets[:MAX_SOLVED]:
+        got = solve_bases(program, bases, target, limited)
+        if got is not None:
+            values = tuple(got[p.name] for p in bases)
+            if values not in out:
+                out.append(values)
+    return out
+
+
+def _a_launch(program: Program, base: dict[str, int], env: Optional[dict[str, int]],
+              fixed: Mapping[str, int]) -> bool:
+    """Whether a solver's candidate is a launch the claim is about: defined, every param inside
+    its domain and equal to the value ``--param`` fixed, and the GPU's i32 / i64 steps computing
+    the values the integers give."""
+    if env is None or any(not p.contains(env[p.name]) or env[p.name] != fixed.get(p.name, env[p.name])
+                          for p in program.params):
+        return False
+    try:
+        gpu = derive_on_gpu(program.derived, base)
+    except LaunchWidthError:
+        return False
+    return gpu is not None and all(gpu[0][d.name] == env[d.name] for d in program.derived)
+
+
 def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mapping[str, int],
            bound: Optional[int], budget: int, faulty: list[dict[str, int]],
            after_fault: int) -> BaseSearch:
@@ -131,15 +178,23 @@ def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mappi
                               and len(vals) == p.max - p.min + 1 for p, vals in zip(bases, lists))
     seen: dict[tuple[int, ...], bool] = {}  # combination -> faulty
     first_fault: Optional[int] = None
+    first_fault_tuple = 0
     combos = 0
     ended = True  # every tuple enumerated
-    for n, values in enumerate(_by_rank(lists)):
-        if n >= MAX_TUPLES:
+    solved = _solved(program, bases, lists, faulty, bound) if program.derived and faulty else []
+    for n, values in enumerate(chain(solved, _by_rank(lists))):
+        candidate = n < len(solved)  # checked beside the enumeration, not part of its ranges
+        if n >= MAX_TUPLES + len(solved):
             out.stopped = f"the search stopped after {MAX_TUPLES} tuples of base values"
+            ended = False
+            break
+        if first_fault is not None and n > first_fault_tuple + MAX_TUPLES_AFTER_FAULT:
             ended = False
             break
         base = dict(zip((p.name for p in bases), values))
         env = derive(program.derived, base)
+        if candidate and not _a_launch(program, base, env, fixed):
+            continue
         if env is None:  # a division by zero: no claim covers these values
             whole = False
             continue
@@ -153,7 +208,7 @@ def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mappi
             continue
         key = tuple(params.values())
         if key in seen:
-            if not seen[key]:
+            if not seen[key] and not candidate:
                 for k, v in base.items():
                     out.checked.setdefault(k, []).append(v)
             continue
@@ -184,10 +239,11 @@ def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mappi
         if bad:
             out.faults.append((base, params, res))
             if first_fault is None:
-                first_fault = combos
-        else:
+                first_fault, first_fault_tuple = combos, n
+        elif not candidate:
             for k, v in base.items():
                 out.checked.setdefault(k, []).append(v)
+    out.faults.sort(key=lambda f: sum(abs(v) for v in f[0].values()))
     out.complete = ended and whole and not out.faults
     return out
 
