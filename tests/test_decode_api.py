@@ -256,14 +256,15 @@ def test_impl_table(monkeypatch):
     (128, 1, 128, 1, 132, False),
     (4, 2, 128, 1, 132, True),     # 4 row blocks a request
     (8, 2, 64, 1, 132, True),      # 128 rows: 2 row blocks
-    (32, 1, 16, 1, 132, False),    # one row block a request (not measured)
+    (32, 1, 16, 1, 132, False),    # one row block a request (auto_prefers_few_rows takes it)
     (16, 1, 128, 2, 132, False),   # 64 rows per kv head: one row block
     (8, 1, 128, 1, 16, False),     # 16 items on a 16-SM part: a wave
 ])
 def test_auto_takes_the_split_pipe_decode_at_small_batches(b, s_q, h_q, h_kv, sms, split):
     assert D.auto_prefers_split(b, s_q, h_q, h_kv, sms) is split
     if "pipe" in D.supported_impls(s_q, h_q, h_kv) and "seesaw" in D.supported_impls(s_q, h_q, h_kv):
-        assert D.select_impl("auto", s_q, h_q, h_kv, b=b, sms=sms) == ("pipe" if split
+        few = D.auto_prefers_few_rows(b, s_q, h_q, h_kv)
+        assert D.select_impl("auto", s_q, h_q, h_kv, b=b, sms=sms) == ("pipe" if split or few
                                                                         else "seesaw")
         # without the batch and the SM count "auto" keeps PREFERENCE's order
         assert D.select_impl("auto", s_q, h_q, h_kv) == "seesaw"
@@ -271,6 +272,31 @@ def test_auto_takes_the_split_pipe_decode_at_small_batches(b, s_q, h_q, h_kv, sm
         assert D.select_impl("auto", s_q, h_q, h_kv, aligned=False, b=b, sms=sms) == "naive"
         # an explicit impl is what runs
         assert D.select_impl("seesaw", s_q, h_q, h_kv, b=b, sms=sms) == "seesaw"
+
+
+@pytest.mark.parametrize("b, s_q, h_q, h_kv, few", [
+    (128, 1, 16, 1, True),         # 16 rows of a 64-row block
+    (128, 1, 32, 1, True),
+    (128, 2, 16, 1, True),         # 32 rows
+    (32, 1, 16, 1, True),          # the least batch taken
+    (31, 1, 16, 1, False),
+    (128, 1, 64, 1, False),        # 64 rows: the seesaw
+    (128, 2, 32, 1, False),
+    (128, 1, 64, 2, True),         # 32 rows per kv head
+    (128, 1, 128, 1, False),
+])
+def test_auto_takes_the_pipe_decode_at_few_rows_per_kv_head(b, s_q, h_q, h_kv, few):
+    """At 32 or more requests of at most 32 query rows per kv head "auto" runs the pipe decode
+    (it ran ahead of the seesaw there), unsplit once the requests fill the SMs; elsewhere the
+    seesaw stays, and an explicit impl or unaligned rows are what they were."""
+    assert D.auto_prefers_few_rows(b, s_q, h_q, h_kv) is few
+    if not {"pipe", "seesaw"} <= set(D.supported_impls(s_q, h_q, h_kv)):
+        return
+    want = "pipe" if few or D.auto_prefers_split(b, s_q, h_q, h_kv, 132) else "seesaw"
+    assert D.select_impl("auto", s_q, h_q, h_kv, b=b, sms=132) == want
+    assert D.select_impl("auto", s_q, h_q, h_kv) == "seesaw"      # no batch: PREFERENCE
+    assert D.select_impl("seesaw", s_q, h_q, h_kv, b=b, sms=132) == "seesaw"
+    assert D.select_impl("auto", s_q, h_q, h_kv, aligned=False, b=b, sms=132) == "naive"
 
 
 def test_auto_takes_the_split_pipe_decode_only_where_the_seesaw_would_balance(monkeypatch):

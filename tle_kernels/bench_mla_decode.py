@@ -10,6 +10,8 @@ dv = 512, random non-contiguous block tables, request i of a batch holds L + 2i 
   b128_s1         b = 128, s_q = 1, h_q = 128, L = 1K, 4K, 8K, 16K, 32K   (compute-bound)
   b64_s2_causal   b = 64, s_q = 2 (causal), h_q = 128, the same L        (speculative decoding)
   b128_s1_h16     b = 128, s_q = 1, h_q = 16, L = 8K                      (memory-bound, TP8)
+Few query rows per kv head (where "auto" runs the pipe decode), timed only when named:
+  b32_s1_h16 (L 1K, 8K), b64_s1_h16 (4K), b128_s1_h32 (1K, 8K, 32K), b128_s2_h16_causal (8K, 32K)
 TFLOP/s = 2 * s_q * sum(seqlens) * h_q * (576 + 512) / t (the causal mask's savings not deducted);
 GB/s = (K cache rows read: sum(seqlens) * h_kv * 576 * 2 B, + q + out) / t. t is the time of one
 call replayed from a CUDA graph (``triton.testing.do_bench_cudagraph``: ~200 ms of back-to-back
@@ -70,7 +72,15 @@ SHAPES = {  # name: (b, s_q, h_q, causal, Ls)
     "b128_s1": (128, 1, 128, False, LS),
     "b64_s2_causal": (64, 2, 128, True, LS),
     "b128_s1_h16": (128, 1, 16, False, (8192,)),
+    # few query rows per kv head (where "auto" runs the pipe decode: decode_api.FEW_ROWS); timed
+    # only when named
+    "b32_s1_h16": (32, 1, 16, False, (1024, 8192)),
+    "b64_s1_h16": (64, 1, 16, False, (4096,)),
+    "b128_s1_h32": (128, 1, 32, False, (1024, 8192, 32768)),
+    "b128_s2_h16_causal": (128, 2, 16, True, (8192, 32768)),
 }
+#: The shapes timed when --shape is not given (FlashMLA's decode benchmark).
+DEFAULT_SHAPES = ("b128_s1", "b64_s2_causal", "b128_s1_h16")
 D_QK, D_V, H_KV = 576, 512, 1
 CHECK_B = 16
 MIXED = [0, 1, 63, 64, 65, 4096, 4097, 130]
@@ -237,8 +247,8 @@ def bar_lines(results, impls, anchored):
 def build_parser() -> argparse.ArgumentParser:
     """The benchmark's flags."""
     ap = bench_parser("tle_kernels.bench_mla_decode", __doc__)
-    ap.add_argument("--shape", nargs="+", default=list(SHAPES), choices=list(SHAPES),
-                    help="shapes to time (default: all three; see below)")
+    ap.add_argument("--shape", nargs="+", default=list(DEFAULT_SHAPES), choices=list(SHAPES),
+                    help=f"shapes to time (default: {' '.join(DEFAULT_SHAPES)}; see below)")
     ap.add_argument("--L", type=positive, nargs="+", default=None,
                     help="the L list of b128_s1 and b64_s2_causal (default "
                          f"{' '.join(map(str, LS))}; --quick: 1024 8192; b128_s1_h16 is L = 8192)")
@@ -263,12 +273,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv=None) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
-    if args.L and all(len(SHAPES[name][4]) == 1 for name in args.shape):
+    if args.L and not any(len(SHAPES[name][4]) > 1 and name in DEFAULT_SHAPES
+                          for name in args.shape):
         # --L sets the L list of the shapes that have one; given only shapes of one L it would
         # be dropped without a word
-        ap.error(f"--L: sets the L of {' and '.join(n for n, v in SHAPES.items() if len(v[4]) > 1)}"
+        ap.error(f"--L: sets the L of {' and '.join(n for n in DEFAULT_SHAPES if len(SHAPES[n][4]) > 1)}"
                  f"; --shape {' '.join(args.shape)} times L = "
-                 f"{', '.join(str(SHAPES[n][4][0]) for n in args.shape)} only")
+                 f"{', '.join(' / '.join(map(str, SHAPES[n][4])) for n in args.shape)} only")
     if gpu_missing():
         return 2
     import triton
@@ -281,9 +292,9 @@ def main(argv=None) -> int:
     shapes = {}
     for name in args.shape:
         b, s_q, h_q, causal, ls = SHAPES[name]
-        if len(ls) > 1 and args.L:
+        if len(ls) > 1 and args.L and name in DEFAULT_SHAPES:
             ls = tuple(args.L)
-        elif len(ls) > 1 and args.quick:
+        elif len(ls) > 1 and args.quick and name in DEFAULT_SHAPES:
             ls = (1024, 8192)
         shapes[name] = (b, s_q, h_q, causal, ls)
     impls = []

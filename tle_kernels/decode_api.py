@@ -27,7 +27,9 @@ Dense (``indices`` None):
   bytes, checked before the metadata is filled), or "auto": the first of ``PREFERENCE`` that
   exists and supports the shape (and, for a TLE kernel, whose q and k_cache rows are 16-byte
   aligned), except at a small batch of two or more row blocks per kv head, where the split pipe
-  decode runs ahead of the balanced seesaw and "auto" takes it (``auto_prefers_split``). A TLE
+  decode runs ahead of the balanced seesaw and "auto" takes it (``auto_prefers_split``), and at
+  32 or more requests of at most 32 query rows per kv head (h_q 16 or 32 at s_q 1), where the
+  pipe decode runs ahead of the seesaw (``auto_prefers_few_rows``). A TLE
   kernel exists once its launcher module (``LAUNCHERS``) is in the package.
 - The sparse arguments (attn_sink, extra_k_cache, extra_indices_in_kvcache, topk_length,
   extra_topk_length) must be None, as FlashMLA requires (ValueError); is_fp8_kvcache=True without
@@ -190,13 +192,32 @@ def auto_prefers_split(b: int, s_q: int, h_q: int, h_kv: int, sms: int) -> bool:
     return per_request_leaves_sms_idle(b, parts_for(b, s_q, h_q, h_kv, sms))
 
 
+# A kv head with at most this many query rows (s_q * h_q / h_kv) in a batch of at least
+# ``FEW_ROWS_MIN_BATCH`` requests runs on the pipe decode under "auto" (``auto_prefers_few_rows``).
+FEW_ROWS = 32
+FEW_ROWS_MIN_BATCH = 32
+
+
+def auto_prefers_few_rows(b: int, s_q: int, h_q: int, h_kv: int) -> bool:
+    """Whether "auto" runs a batch on the pipe decode rather than the seesaw because each kv
+    head has few query rows (at most ``FEW_ROWS`` of the 64-row block both pad to). Measured on
+    the H200 (docs/BENCHMARKS.md, "MLA decode at few heads"): the pipe decode ran 1.006-1.05x the
+    seesaw at b 128 (h_q 16 and 32 at s_q 1, h_q 16 at s_q 2 causal; L 1K to 32K) and 1.14-1.17x
+    at b 32 / 64 (h_q 16, s_q 1), where the seesaw ran 0.86-0.87x FlashMLA; at 64 rows (h_q 64)
+    0.975x, so the seesaw keeps those. Shapes only, as the metadata."""
+    return b >= FEW_ROWS_MIN_BATCH and s_q * (h_q // h_kv) <= FEW_ROWS
+
+
 def select_impl(impl: str, s_q: int, h_q: int, h_kv: int, aligned: bool = True,
                 b: Optional[int] = None, sms: Optional[int] = None) -> str:
     """The implementation that runs a call: ``impl`` itself (ValueError saying why when it cannot),
     or for "auto" the first of ``PREFERENCE`` that can, or the pipe decode where
-    ``auto_prefers_split`` says so (given the batch ``b`` and the SM count ``sms``)."""
+    ``auto_prefers_split`` or ``auto_prefers_few_rows`` says so (given the batch ``b`` and the SM
+    count ``sms``)."""
     if impl == "auto":
-        if (b is not None and sms is not None and auto_prefers_split(b, s_q, h_q, h_kv, sms)
+        if (b is not None and sms is not None
+                and (auto_prefers_split(b, s_q, h_q, h_kv, sms)
+                     or auto_prefers_few_rows(b, s_q, h_q, h_kv))
                 and unsupported_reason("pipe", s_q, h_q, h_kv, aligned) is None):
             return "pipe"
         for cand in PREFERENCE:
