@@ -175,20 +175,28 @@ def test_auto_runs_the_split_pipe_decode_at_a_small_batch(b, s_q, causal):
     h_q 128 (at b 2 the combine pipelines its split loop): "auto" runs the
     pipe decode split as the metadata splits it (decode_api.auto_prefers_split), through the
     public API too, against the reference."""
-    q, k, bt, sl = make_decode_inputs(b, s_q, 128, 1, mixed_seqlens(b, b), device="cuda", seed=b)
-    sms = D.sm_count(q.device)
-    assert D.auto_prefers_split(b, s_q, 128, 1, sms)
-    want = mla_decode_reference(q, k, bt, sl, causal=causal)
-    n_split = D.choose_n_split(b, 1, D.row_blocks(s_q, 128, 1), sms)
+    n_split = auto_runs_the_pipe_decode(b, s_q, 128, causal, "split pipe",
+                                        lambda sms: D.auto_prefers_split(b, s_q, 128, 1, sms))
     assert n_split > 1
+
+
+def auto_runs_the_pipe_decode(b, s_q, h_q, causal, label, prefers) -> int:
+    """"auto" runs the pipe decode (``prefers(sms)`` says it should), split as the metadata
+    splits it, through decode_api.launch and the public API, against the reference; the split."""
+    q, k, bt, sl = make_decode_inputs(b, s_q, h_q, 1, mixed_seqlens(b, b), device="cuda", seed=b)
+    sms = D.sm_count(q.device)
+    assert prefers(sms)
+    want = mla_decode_reference(q, k, bt, sl, causal=causal)
+    n_split = D.choose_n_split(b, 1, D.row_blocks(s_q, h_q, 1), sms)
     out, lse = poisoned(q)
     assert D.launch("auto", q, k, bt, sl, 576 ** -0.5, causal, n_split, out, lse) == "pipe"
     torch.cuda.synchronize()
-    compare("auto (split pipe)", out, lse, want)
+    compare(f"auto ({label})", out, lse, want)
     meta, _ = K.get_mla_metadata()
     out, lse = K.flash_mla_with_kvcache(q, k, bt, sl, 512, meta, causal=causal)
     assert meta.n_split == n_split
-    compare("api auto (split pipe)", out, lse, want)
+    compare(f"api auto ({label})", out, lse, want)
+    return n_split
 
 
 @pytest.mark.parametrize("b,s_q,h_q,causal", [(32, 1, 16, False), (40, 2, 16, True),
@@ -197,19 +205,8 @@ def test_auto_runs_the_pipe_decode_at_few_rows(b, s_q, h_q, causal):
     """32 or more requests of at most 32 query rows per kv head: "auto" runs the pipe decode
     (decode_api.auto_prefers_few_rows), split as the metadata splits it where the requests do not
     fill the SMs, through the public API too, against the reference."""
-    q, k, bt, sl = make_decode_inputs(b, s_q, h_q, 1, mixed_seqlens(b, b), device="cuda", seed=b)
-    sms = D.sm_count(q.device)
-    assert D.auto_prefers_few_rows(b, s_q, h_q, 1)
-    want = mla_decode_reference(q, k, bt, sl, causal=causal)
-    n_split = D.choose_n_split(b, 1, D.row_blocks(s_q, h_q, 1), sms)
-    out, lse = poisoned(q)
-    assert D.launch("auto", q, k, bt, sl, 576 ** -0.5, causal, n_split, out, lse) == "pipe"
-    torch.cuda.synchronize()
-    compare("auto (pipe, few rows)", out, lse, want)
-    meta, _ = K.get_mla_metadata()
-    out, lse = K.flash_mla_with_kvcache(q, k, bt, sl, 512, meta, causal=causal)
-    assert meta.n_split == n_split
-    compare("api auto (pipe, few rows)", out, lse, want)
+    auto_runs_the_pipe_decode(b, s_q, h_q, causal, "pipe, few rows",
+                              lambda sms: D.auto_prefers_few_rows(b, s_q, h_q, 1))
 
 
 @pytest.mark.parametrize("impl", IMPLS + ["auto"])
