@@ -9,11 +9,18 @@ each beside a seeded-bug twin that stays refused at its line.
   by a term exactly where the divisor is neither 0 nor -1, reads a 2-d mask with the
   pointer's lanes where every range lands on one axis, and frontend/global_races.py reads an
   address as rows and columns of a run-time pitch where z3 proves the columns in ``[0, N)``.
+- A guard clause in a partition function itself (``if N <= 0: return`` before its events; round
+  71 lifted it in helpers only): was unsupported-control-flow ("early `return` ... restructure
+  so the function returns after its last event"); now read as an ``if`` / ``else`` holding the
+  rest of the partition, as a helper's (frontend/build.py, build_calls.guard_clauses), checked
+  and lowered so. Triton 3.6 compiles a Gluon partition with the early return too (a
+  ``cf.cond_br`` to its ``tt.return``). A guard on a constexpr keeps its reading (the kernel
+  read specialised to the constexpr's value, adversarial round 18).
 """
 
 from __future__ import annotations
 
-from .adversarial_support import dump, expect
+from .adversarial_support import dump, expect, run_dump
 from .test_adversarial_verdicts_73 import GEMM_RUNTIME_N, variant
 
 #: the run-time-N GEMM with its offsets bounded into int32 (`rows * N + cols` below 2 ** 31)
@@ -43,3 +50,55 @@ def test_runtime_n_gemm_twin_with_a_mask_one_column_too_wide_is_refused(tmp_path
     src = variant(GEMM_BOUNDED, ("(cols[None, :] < N)", "(cols[None, :] < N + 1)"))
     code, err = dump(tmp_path, capsys, src, name="gemm.py")
     expect(code, err, ("rejected", "gemm.py:73: error: partitions 'mma0'", "[memory-race]"))
+
+
+#: a ring whose writer partition returns early where there is nothing to produce
+GUARDED = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    if N <= 0:
+        return
+    w = kv.writer()
+    for p in range(N):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
+        w.commit(p)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + p * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                  "constexprs": {}}
+'''
+
+
+def test_a_partition_guard_clause_is_verified_and_lowered_as_an_if_else(tmp_path, capsys):
+    """Before: unsupported-control-flow at the `return` (line 14)."""
+    code, err = dump(tmp_path, capsys, GUARDED)
+    expect(code, err, "verified")
+    code, gluon, err = run_dump(capsys, "--gluon", str(tmp_path / "kernel.py"))
+    assert code == 0, err
+    assert "    if (N <= 0):\n        pass\n    else:\n        for p in range(N):" in gluon, gluon
+
+
+def test_a_partition_guard_clause_skipping_windows_the_reader_waits_is_found(tmp_path, capsys):
+    """The twin: `if N == 7: return` skips every commit, which the reader waits at N = 7."""
+    src = GUARDED.replace("    if N <= 0:", "    if N == 7:")
+    code, err = dump(tmp_path, capsys, src)
+    expect(code, err, ("rejected", "kernel.py:25: error: the reader waits index 0 of pipe 'kv'",
+                       "when N=7", "[wait-never-committed]"))
