@@ -102,3 +102,19 @@ def test_a_partition_guard_clause_skipping_windows_the_reader_waits_is_found(tmp
     code, err = dump(tmp_path, capsys, src)
     expect(code, err, ("rejected", "kernel.py:25: error: the reader waits index 0 of pipe 'kv'",
                        "when N=7", "[wait-never-committed]"))
+
+
+def test_a_range_on_two_axes_of_a_2d_access_keeps_its_lanes_apart(tmp_path, capsys):
+    """The 2-d mask rule's twin: `offs` on axis 1 in the pointer and on axis 0 in the mask
+    (and the pointer), so element (i, k) reads offs[k] in one and offs[i] in the other: no
+    lane is shared, and the rows >= 64 this partition stores reach columns 0..63 the other
+    partition stores (memory-race)."""
+    from .test_correct_kernels_accepted import masked
+
+    store = "tl.store(y_ptr + t * 128 + offs, v, mask=offs[:, None] >= 64)"
+    src = masked("offs < 64", "offs[:, None] >= 64")
+    assert store in src
+    src = src.replace(store, "tl.store(y_ptr + t * 128 + offs[None, :] + 0 * offs[:, None], "
+                             "v[None, :] + 0.0 * offs[:, None], mask=offs[:, None] >= 64)")
+    code, err = dump(tmp_path, capsys, src)
+    expect(code, err, ("rejected", "[memory-race]", "`y_ptr` + "))

@@ -455,19 +455,20 @@ class _Aligned:
         self.seen: set = set()
 
     def _values(self, name: str, where: str) -> Optional[list]:
-        """(expression, where it is read) of each value ``name`` may hold; [] for a scalar (a
-        loop variable, a kernel argument); None where it is none of these."""
+        """(expression, where it is read) of each value ``name`` may hold, a loop variable's a
+        scalar (the number 0 stands for it); [] for a kernel argument; None where it is none
+        of these."""
         if where == "part":
-            if name in self.part.loop_vars:
-                return []
             vals = [(v, "part") for v, _ in self.part.assigns.get(name, [])]
             if name in self.binds:
                 vals.append((self.binds[name], "prologue"))
+            loop = name in self.part.loop_vars
         else:
             vals = [(v, "prologue") for v in self.model.prologue_assigns.get(name, [])]
-            if any(isinstance(st, K.For) and st.var == name
-                   for st in K.walk_stmts(self.model.kern.prologue)):
-                return []
+            loop = any(isinstance(st, K.For) and st.var == name
+                       for st in K.walk_stmts(self.model.kern.prologue))
+        if loop:  # (a name also assigned a tensor elsewhere has values of two ranks: none)
+            vals.append((K.Const(0), where))
         if not vals:
             return [] if name in self.model.params else None
         return vals
