@@ -118,3 +118,32 @@ def test_a_range_on_two_axes_of_a_2d_access_keeps_its_lanes_apart(tmp_path, caps
                              "v[None, :] + 0.0 * offs[:, None], mask=offs[:, None] >= 64)")
     code, err = dump(tmp_path, capsys, src)
     expect(code, err, ("rejected", "[memory-race]", "`y_ptr` + "))
+
+
+# ------------------------------------------------ `a, b = t.shape` (lowering adversarial round 19)
+
+def test_a_shape_unpacked_computes_as_triton_does(tmp_path):
+    """`a, b = t.shape` of a [32, 64] tile in a partition: was refused ("tuple assignment needs
+    a tuple of the same length on the right"); now the shape's items, tensors as Triton's
+    visit_Assign makes them (C's `//`, an i32 add): the TTGIR's operations are plain Triton's.
+    `(a,) = t.shape` takes the first item, as Triton does."""
+    import pytest
+
+    pytest.importorskip("triton.experimental.gluon")
+    from .test_lowering_adversarial_13 import S, _same_as_triton
+
+    _same_as_triton(tmp_path, "a, b = t.shape\n" + S % "t + a * 2 + b // -3", "int32")
+    _same_as_triton(tmp_path, "(a,) = t.shape\n" + S % "t + a", "int8")
+
+
+def test_a_shape_unpacked_into_more_names_than_dimensions_is_refused(tmp_path):
+    """The twin: three names for a 2-d tile, which Triton refuses (IndexError): refused at
+    the line (the item past the rank)."""
+    import pytest
+
+    pytest.importorskip("triton.experimental.gluon")
+    from .test_lowering_adversarial_13 import S, _tle
+
+    with pytest.raises(AssertionError) as info:
+        _tle(tmp_path, "a, b, c = t.shape\n" + S % "t + a", "int32")
+    assert "kernel.py:31: error: lowering: tuple index 2 out of range" in str(info.value)

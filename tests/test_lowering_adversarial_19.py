@@ -132,9 +132,10 @@ Left open (refused at the line, as before): ``tl.dot``'s ``out_dtype=tl.float16`
 (Triton compiles them; round FR20 lowers ``out_dtype=tl.float16`` of fp16 operands, Triton's
 f16-accumulating wgmma, and ``input_precision="tf32"`` / ``allow_tf32=True``, the default spelt
 out, for every operand type; ``"ieee"`` / ``"tf32x3"`` of fp32 operands, an FMA dot or three
-wgmmas in Triton, stay refused); ``a, b = t.shape``, ``len(s)`` of ``s = t.shape`` (the frontend's len
-of a tuple spelt out), ``a + (3,)`` of a name, tuple slicing (``a[1:]``,
-"not supported in a kernel"); ``tl.clamp``, ``tl.cumsum``, ``tl.argmax`` (each refused with
+wgmmas in Triton, stay refused); ``a, b = t.shape`` (lowered since round FR20:
+tests/test_false_refusals_20.py), ``len(s)`` of ``s = t.shape`` (the frontend's len of a
+tuple spelt out), ``a + (3,)`` of a name, tuple slicing (``a[1:]``, "not supported in a
+kernel"); ``tl.clamp``, ``tl.cumsum``, ``tl.argmax`` (each refused with
 what to write); a partition default that is no number (Triton passes None and a dtype as
 constexprs); ``tp = (M, 3 * 3)`` then ``tp[1] // -2`` in a partition (the frontend's
 C-division refusal, as for a literal item). Left open and not refused, a difference: ``t +
