@@ -472,8 +472,9 @@ AROUND_EVENTS = {
         ring(writer(), reader().replace("        r.release(p)\n", "        r.release(p)\n"
                                         "        if p == 2:\n            return\n")),
         ("rejected", "[unsupported-control-flow]")),
+    # (round FR20: read as an if / else, the writer skipping every commit the reader waits)
     "an early return before the events": (ring(writer(pre="if N > 3:\n    return\n")),
-                                          ("rejected", "[unsupported-control-flow]")),
+                                          ("rejected", "[wait-never-committed]", "when N=4")),
     # static_range steps
     "static_range(3, -1, -1)": (ring(writer("for p in tl.static_range(3, -1, -1):"),
                                      reader("for p in range(4):")),

@@ -308,13 +308,17 @@ def test_an_early_return_on_a_constexpr_and_a_run_time_value(tmp_path, capsys):
     every_mode(capsys, path, 0)
 
 
-def test_an_early_return_on_a_run_time_value_stays_refused(tmp_path, capsys):
-    """The twin on a run-time value (`if N == 0: return` before the events) stays refused
-    (unsupported-control-flow): which events run would depend on the path taken."""
+def test_an_early_return_on_a_run_time_value_is_read_as_an_if_else(tmp_path, capsys):
+    """The twin on a run-time value (`if N == 0: return` before the events). Before round FR20:
+    refused (unsupported-control-flow). Now a guard clause is read as an if / else holding the
+    rest of the partition: N = 0 runs no window in the reader either, verified; `if N == 1`
+    skips the window the reader waits (wait-never-committed)."""
     text = ring(writer(pre="if N == 0:\n    return\n")) + CONFIG
-    path = verdict(tmp_path, capsys, text, ("rejected", "[unsupported-control-flow]",
-                                            "early `return`"), params=("C=3",))
-    every_mode(capsys, path, 1, "early `return`")
+    path = verdict(tmp_path, capsys, text, "verified", params=("C=3",))
+    every_mode(capsys, path, 0)
+    text = ring(writer(pre="if N == 1:\n    return\n")) + CONFIG
+    verdict(tmp_path, capsys, text, ("rejected", "[wait-never-committed]", "when N=1"),
+            params=("C=3",))
 
 
 # ------------------------------------------------ what only the lowering checked: arity, kinds

@@ -486,8 +486,9 @@ PROTOCOLS = {
                          "    w.commit(p)\n")), REJECTED + ("[non-affine-if]",)),
     "an early return on a loaded value after the last event": (
         ring(writer(post="if tl.load(x_ptr) > 0:\n    return\n")), "verified, compiled"),
+    # (round FR20: read as an if / else, the writer skipping every commit the reader waits)
     "an early return before the events": (
-        ring(writer(pre="if N > 5:\n    return\n")), REJECTED + ("[unsupported-control-flow]",)),
+        ring(writer(pre="if N > 5:\n    return\n")), REJECTED + ("[wait-never-committed]",)),
     "a return inside the loop": (
         ring(rbody=reader().replace("        r.release(p)\n", "        r.release(p)\n"
                                     "        if p == 3:\n            return\n")),

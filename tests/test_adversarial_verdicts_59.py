@@ -342,7 +342,8 @@ def push(w, x_ptr, i):
      loop("for p in range(2 * N):", get("p")), HELP_W, ("rejected", "never commits")),
     # an early `return` after the last event, and one before events
     (WRITER + "return\n", READER, "", "verified"),
-    ("if N > 5:\n    return\n" + WRITER, READER, "", ("rejected", "early `return`")),
+    # (round FR20: read as an if / else, the writer skipping every commit the reader waits)
+    ("if N > 5:\n    return\n" + WRITER, READER, "", ("rejected", "[wait-never-committed]")),
     # a release in both branches of an affine `if`; a release skipped at the last index
     (WRITER, loop("for p in range(N):", "res = r.wait(p)\nif p % 2 == 0:\n    "
                   "tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))"

@@ -315,13 +315,14 @@ FOLDS_AND_RETURNS = {
         ring(rbody=reader() + "    if N > 3:\n        return\n"
              "    tl.store(y_ptr + tl.arange(0, 64), tl.zeros([64], tl.float32))\n"),
         "verified"),
-    # a return before an event
+    # a return before an event: a guard clause, read as an if / else holding the rest of the
+    # partition (round FR20), whose skipped commits the reader waits
     "return before the loop": (ring(writer(pre="if N > 5:\n    return\n")),
-                               _CONTROL + ("early `return` in 'produce', which performs pipe "
-                                           "events after it",)),
+                               ("rejected", "[wait-never-committed]", "when N=6")),
     "return before the last commit": (
         ring(writer(loop="for p in range(N - 1):",
-                    post="if N > 5:\n    return\n" + PUT.replace("(p)", "(N - 1)"))), _CONTROL),
+                    post="if N > 5:\n    return\n" + PUT.replace("(p)", "(N - 1)"))),
+        ("rejected", "[negative-index]")),
 }
 
 
@@ -621,7 +622,8 @@ def test_messages_name_the_line(tmp_path, capsys):
         (BLOCK_CONDITIONS["while on a block"][0], "while x > 0:"),
         (LOCAL_NUMBERS["a name bound to 1 and a comparison"][0], "if b and p < N:"),
         (ASSERTS["a commit inside an assert"][0], "assert w.commit(p)"),
-        (FOLDS_AND_RETURNS["return before the loop"][0], "return"),
+        # (round FR20: the guard clause read as an if / else, the wait it leaves uncommitted)
+        (FOLDS_AND_RETURNS["return before the loop"][0], "res = r.wait(p)"),
     ]
     for text, needle in cases:
         path = tmp_path / "kernel.py"

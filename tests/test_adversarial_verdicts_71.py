@@ -63,7 +63,8 @@ Held (false refusals left): the same guard clause in a partition function itself
 7: return`` before its loop of events), which Triton 3.6 compiles too, stays refused
 (unsupported-control-flow, "restructure so the function returns after its last event"): a
 partition's early return has its own reading (the constexpr-guarded one read specialised),
-which a rewrite would change; and a free buffer written by one partition and read by another
+which a rewrite would change (lifted in round FR20 for a condition that reads no constexpr:
+tests/test_false_refusals_20.py); and a free buffer written by one partition and read by another
 after a hand-off that orders them is refused (buffer-race), as the check orders no free buffer
 (the lowering does not translate free buffers yet).
 

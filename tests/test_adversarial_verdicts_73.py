@@ -53,7 +53,9 @@ Held (not changed):
   'mma0' (store at line 71 ...) and 'mma1' (store at line 71 ...) can reach the same global
   address `c_ptr` + 0"). The tile coordinates are ``j // tl.cdiv(N, BN)`` of a runtime N, a
   division by an unknown, which the model reads as any value; proving the tiles apart needs
-  division by a symbol. A constexpr N is verified.
+  division by a symbol. A constexpr N is verified. (Lifted in round FR20: with ``M`` and ``N``
+  bounded so that ``rows * N + cols`` stays in int32, verified; unbounded, the race witness is
+  the int32 wraparound of that offset, tests/test_false_refusals_20.py.)
 - The persistent GEMM with the consumer's index ``i * (K_TILES - 1) + kk``: unknown (exit 3,
   "the params derived from N, M, program_id_0, later_programs_0 were checked as independent
   values, and the fault found (order-mismatch ...) needs derived values no checked value ...
@@ -168,7 +170,7 @@ DEFAULT_CONFIG = {
 }
 '''
 
-#: the same with N a runtime argument (held: division by a runtime tile count)
+#: the same with N a runtime argument (its offsets may wrap in int32 unless bounded)
 GEMM_RUNTIME_N = (GEMM
                   .replace("M, N: tl.constexpr, K", "M, N, K")
                   .replace("    tle.assume(M >= 1)\n",
@@ -667,10 +669,14 @@ def test_gemm_seeded_bugs_are_refused(tmp_path, capsys, bug):
     expect(code, err, want)
 
 
-def test_gemm_with_a_runtime_n_is_held_as_a_race(tmp_path, capsys):
-    """Held: the tile coordinates divide by a runtime tile count (docstring)."""
+def test_gemm_with_a_runtime_n_and_unbounded_offsets_wraps(tmp_path, capsys):
+    """Lifted in round FR20 (tests/test_false_refusals_20.py verifies it with `M` and `N`
+    bounded): with no bound, `rows * N + cols` may pass 2 ** 31 and wrap around in int32,
+    where two consumers' elements meet -- the witness says so (before: a witness of no wrap,
+    the quotient by the tile count read as any value)."""
     code, err = dump(tmp_path, capsys, GEMM_RUNTIME_N)
-    expect(code, err, ("rejected", "[memory-race]", "can reach the same global address"))
+    expect(code, err, ("rejected", "[memory-race]", "can reach the same global address",
+                       "where int32 offset arithmetic wraps around"))
 
 
 def test_race_model_divides_numbers_exactly(tmp_path, capsys):

@@ -504,10 +504,14 @@ PARTITION_CASES = {
     w = p.writer()
     xs = [w.acquire(i) for i in range(4)]  # error: inside a lambda or comprehension
 ''',
+    # (a guard clause, an `if` without `else` ending in `return`, is read as an if / else
+    # holding the rest of the body; one with an `else` is not)
     "early-return": '''
     w = p.writer()
     if NK == 0:
         return  # error: early `return` in 'prod'
+    else:
+        x = 1
     w.acquire(0)
     w.commit(0)
 ''',

@@ -129,9 +129,13 @@ staged again in K-major shared memory), the same values.
 
 Left open (refused at the line, as before): ``tl.dot``'s ``out_dtype=tl.float16`` /
 ``input_precision`` / ``allow_tf32`` / ``max_num_imprecise_acc`` other than their defaults
-(Triton compiles them); ``a, b = t.shape``, ``len(s)`` of ``s = t.shape`` (the frontend's len
-of a tuple spelt out), ``a + (3,)`` of a name, tuple slicing (``a[1:]``,
-"not supported in a kernel"); ``tl.clamp``, ``tl.cumsum``, ``tl.argmax`` (each refused with
+(Triton compiles them; round FR20 lowers ``out_dtype=tl.float16`` of fp16 operands, Triton's
+f16-accumulating wgmma, and ``input_precision="tf32"`` / ``allow_tf32=True``, the default spelt
+out, for every operand type; ``"ieee"`` / ``"tf32x3"`` of fp32 operands, an FMA dot or three
+wgmmas in Triton, stay refused); ``a, b = t.shape`` (lowered since round FR20:
+tests/test_false_refusals_20.py), ``len(s)`` of ``s = t.shape`` (the frontend's len of a
+tuple spelt out), ``a + (3,)`` of a name, tuple slicing (``a[1:]``, "not supported in a
+kernel"); ``tl.clamp``, ``tl.cumsum``, ``tl.argmax`` (each refused with
 what to write); a partition default that is no number (Triton passes None and a dtype as
 constexprs); ``tp = (M, 3 * 3)`` then ``tp[1] // -2`` in a partition (the frontend's
 C-division refusal, as for a literal item). Left open and not refused, a difference: ``t +
@@ -804,7 +808,15 @@ def _wgmma(ttgir: str) -> list:
     ("float8e4nv", "float8e5", "float32", "tl.dot(a, b)"),
     ("float32", "float32", "float32", "tl.dot(a, b)"),
     ("int8", "int8", "int8", "tl.dot(a, b, out_dtype=tl.int32).to(tl.int8)"),
-], ids=["fp16", "acc", "fp8e4nv", "fp8e5", "fp8-mixed", "tf32", "int8"])
+    # round FR20: f16 accumulation of fp16 operands, the default precision spelt out
+    ("float16", "float16", "float16", "tl.dot(a, b, out_dtype=tl.float16)"),
+    ("float16", "float16", "float16",
+     "tl.dot(a, b, tl.zeros([64, 64], tl.float16), out_dtype=tl.float16)"),
+    ("float32", "float32", "float32", "tl.dot(a, b, input_precision='tf32')"),
+    ("float32", "float32", "float32", "tl.dot(a, b, allow_tf32=True)"),
+    ("float8e4nv", "float8e4nv", "float32", "tl.dot(a, b, input_precision='tf32')"),
+], ids=["fp16", "acc", "fp8e4nv", "fp8e5", "fp8-mixed", "tf32", "int8", "out-f16", "acc-f16",
+        "tf32-named", "allow-tf32", "fp8-tf32-named"])
 def test_a_wgmma_of_each_dtype_is_tritons(tmp_path, adt, bdt, sdt, expr):
     import triton
     from triton.backends.compiler import GPUTarget
@@ -833,7 +845,8 @@ def test_a_wgmma_of_each_dtype_is_tritons(tmp_path, adt, bdt, sdt, expr):
 
 
 @pytest.mark.parametrize("adt, expr, words", [
-    ("float16", "tl.dot(a, b, out_dtype=tl.float16)", "out_dtype=...)` is not supported"),
+    # (fp16 operands into float16 are lowered since round FR20: an f16-accumulating wgmma)
+    ("float8e4nv", "tl.dot(a, b, out_dtype=tl.float16)", "out_dtype=...)` is not supported"),
     ("float32", "tl.dot(a, b, input_precision='ieee')", "input_precision=...)` is not supported"),
     ("float32", "tl.dot(a, b, allow_tf32=False)", "allow_tf32=...)` is not supported"),
     ("float8e4nv", "tl.dot(a, b, max_num_imprecise_acc=32)",

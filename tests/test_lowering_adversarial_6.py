@@ -597,9 +597,10 @@ def test_an_int8_dot_ignores_out_dtype_as_triton_does(tmp_path, out):
 
 
 def test_a_float_dot_of_another_out_dtype_stays_refused(tmp_path):
-    """A float16 out_dtype of fp16 operands (Triton: an fp16 accumulator) is still refused at
-    its line: the lowering computes float32 products."""
-    _refused_at(tmp_path, _dot("tl.dot(a, b, out_dtype=tl.float16)", "float16", "fp16"),
+    """A float16 out_dtype of bf16 operands is still refused at its line: the lowering computes
+    float32 products there. (Of fp16 operands it is lowered since round FR20, Triton's
+    f16-accumulating wgmma: tests/test_lowering_adversarial_19.py.)"""
+    _refused_at(tmp_path, _dot("tl.dot(a, b, out_dtype=tl.float16)", "bfloat16", "fp16"),
                 "acc = tl.dot", "out_dtype")
 
 

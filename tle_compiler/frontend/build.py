@@ -37,7 +37,7 @@ from .modules import shown
 from .partition_rules import check_cache_hints, check_register_budgets, check_wgmma_warps
 from .shared_memory import check_shared_memory
 from .tensor_args import body_assigns, source_text, tensor_item
-from .build_calls import CallBuild
+from .build_calls import CallBuild, guard_clauses
 from .build_declarations import DeclarationBuild
 from .build_expressions import ExpressionBuild
 from .build_loops import LoopBuild
@@ -485,7 +485,15 @@ class Builder(NameBuild, StatementBuild, LoopBuild, ExpressionBuild, CallBuild, 
             self.in_partition = True
             self.partition_locals = frozenset(names) | frozenset(frame.stores)
             try:
-                body = self.block([s for s in pdef.body])
+                # a guard clause (`if N <= 0: return` before the events) read as an `if` /
+                # `else` holding the rest of the body, as a helper's is (build_calls
+                # .guard_clauses): the same program, which Triton compiles as a branch to the
+                # function's return; the lowering emits the `if` / `else`. One whose condition
+                # reads a constexpr keeps its return: Triton decides it when it compiles, and
+                # the kernel is read specialised to the constexpr's value (protocol.py)
+                consts = frame.constexprs | set(frame.constexpr_sources)
+                body = self.block(guard_clauses(list(pdef.body), lambda test: not any(
+                    isinstance(n, ast.Name) and n.id in consts for n in ast.walk(test))))
             finally:
                 self.frames.pop()
                 self.in_partition = False

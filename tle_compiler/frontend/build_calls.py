@@ -62,7 +62,7 @@ def returns_on_every_path(st: ast.stmt) -> bool:
     return isinstance(st, ast.If) and ends(st.body) and ends(st.orelse)
 
 
-def guard_clauses(body: list) -> list:
+def guard_clauses(body: list, keep=None) -> list:
     """A helper's body with each guard clause (an `if` without `else` whose branch ends in a
     bare `return`, not the last statement) made an `if` / `else` holding the rest of the body
     in its `else`: the same program, which Triton 3.6 compiles as a branch of the function
@@ -70,18 +70,21 @@ def guard_clauses(body: list) -> list:
     adversarial round 71 such a helper was refused ("`return` is allowed only as a helper's
     last statement"). Left as it is where the rest returns a value (Triton refuses a function
     returning None on one path and a value on another: "Inconsistent return types: void and
-    int32") or the branch returns before its end."""
+    int32") or the branch returns before its end. ``keep``: where given, a guard whose
+    condition it refuses (``keep(test)`` false) leaves the body as it is."""
     for i, st in enumerate(body[:-1]):
         if not (isinstance(st, ast.If) and not st.orelse and st.body
                 and isinstance(st.body[-1], ast.Return) and st.body[-1].value is None):
             continue
+        if keep is not None and not keep(st.test):
+            return body
         rest = body[i + 1:]
         inner = [n for x in [*st.body[:-1], *rest] for n in ast.walk(x)]
         if any(isinstance(n, ast.Return) and n.value is not None for n in inner) or any(
                 isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
                 for n in inner):
             return body
-        rest = guard_clauses(rest)
+        rest = guard_clauses(rest, keep)
         if rest and isinstance(rest[-1], ast.Return) and rest[-1].value is None:
             rest = rest[:-1]  # the helper's own end
         then = st.body[:-1] or [ast.copy_location(ast.Pass(), st.body[-1])]

@@ -270,6 +270,18 @@ class StatementBuild:
                 # a name holding a tuple (`kv, x_ptr = args`): its items, as subscripts
                 e = K.TupleExpr(tuple(self.item_of(e, st, k, e.loc)[0]
                                       for k in range(len(st.value))), e.loc)
+            elif isinstance(e, K.SlotField) and e.field == "shape" and st is None:
+                # `a, b = t.shape` of a register tensor: Triton 3.6 unpacks the shape's numbers
+                # by position (one more target than dimensions: an IndexError; fewer: the
+                # first ones), each a tensor as `s = t.shape` then `s[k]` makes it (round FR20;
+                # it was "tuple assignment needs a tuple of the same length"): the shape bound
+                # to a name of its own, the items read from it (the lowering refuses an item
+                # past the tensor's rank at its line)
+                tmp = self.fresh("shape")
+                self.emit(K.Assign(f.kir(tmp), e, self.loc(node)))
+                f.env[tmp] = None
+                e = K.TupleExpr(tuple(K.Subscript(K.Name(f.kir(tmp), e.loc), (k,), e.loc)
+                                      for k in range(len(target.elts))), e.loc)
             elif not isinstance(e, K.TupleExpr) and (st is None or st.kind != "tuple"):
                 # a tuple of runtime values only (`y_ptr, n = rest` with the partition argument
                 # `rest = (y_ptr, N)`, `x_ptr, n = inner[1]`): its items are subscripts, as

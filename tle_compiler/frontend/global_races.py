@@ -76,7 +76,8 @@ from .race_order import ordered, unmark_register_stores, unreleased
 from .race_solver import (BACKSTOP, BACKSTOP_HIT, SPENT, UNITS_PER_MS, Budget, InContext,
                           Unproved, backstop_words, units)
 from .race_sites import ATOMIC_PREFIX, collect, pointer_of
-from .race_strides import generic_equal, stride_arguments, stride_groups, unbounded_columns
+from .race_strides import (digit_splits, generic_equal, row_splits, stride_arguments,
+                           stride_groups, unbounded_columns)
 from . import race_wraps
 from .race_wraps import (address_wrap, element_bytes, element_types, float_arguments,
                          integer_widths, pointer_arguments)
@@ -280,6 +281,48 @@ def _columns_from_zero(model: Model, budget: Budget, terms, strides: set, bases:
     return got == z3.unsat
 
 
+def _rows_apart(model: Model, budget: Budget, ta, tb, bases: set, meet, constraints: list):
+    """``meet`` (``ta == tb``), or the same read as rows and columns of a row pitch that is no
+    stride (``rows[:, None] * N + cols[None, :]`` under a mask ``cols[None, :] < N``): where z3
+    proves both columns in ``[0, N)`` under ``constraints``, the addresses meet exactly where
+    their rows and their columns do (race_strides.row_splits), which spares the query the
+    product of the pitch. An equivalent of ``meet`` under the constraints every query of the
+    pair holds: the same answer, reached linearly."""
+    z3 = model.z3
+    pitches = {n for n in symbols(ta) & symbols(tb) if n.startswith("a:")
+               and n[2:] in model.params and n[2:] not in model.pointers}
+    for sym, ra, ca, rb, cb in row_splits(z3, ta, tb, {f"a:{n}" for n in bases}, pitches):
+        solver = z3.Solver()
+        solver.add(*constraints, z3.Or(ca < 0, ca >= sym, cb < 0, cb >= sym), *model.facts)
+        got, _ = budget.check(solver, COLUMNS_RLIMIT)
+        if got == z3.unsat:
+            # each of the two equalities read further as digits of a number (`128 * pm +
+            # lane` beside a lane in [0, 128)): the rows' tiles and the columns' apart
+            return z3.And(*_digits_apart(model, budget, ra, rb, constraints, 3),
+                          *_digits_apart(model, budget, ca, cb, constraints, 3))
+    return meet
+
+
+def _digits_apart(model: Model, budget: Budget, x, y, constraints: list, depth: int) -> list:
+    """``x == y`` as equalities of the digits of a number both are written in
+    (race_strides.digit_splits), where z3 proves the low digits in ``[0, c)`` under
+    ``constraints``; split again ``depth`` times at most. Equivalent to ``x == y`` under the
+    constraints."""
+    z3 = model.z3
+    if depth <= 0:
+        return [x == y]
+    for c, hx, lx, hy, ly in digit_splits(z3, x, y):
+        if z3.is_int_value(z3.simplify(lx)) and z3.is_int_value(z3.simplify(ly)):
+            continue  # (no low digit: nothing to split)
+        solver = z3.Solver()
+        solver.add(*constraints, z3.Or(lx < 0, lx >= c, ly < 0, ly >= c), *model.facts)
+        got, _ = budget.check(solver, COLUMNS_RLIMIT)
+        if got == z3.unsat:
+            return (_digits_apart(model, budget, hx, hy, constraints, depth - 1)
+                    + _digits_apart(model, budget, lx, ly, constraints, depth - 1))
+    return [x == y]
+
+
 def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                        constexprs: Optional[dict] = None,
                        signature: Optional[dict] = None,
@@ -404,6 +447,9 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                 relied.add(frozenset(n[2:] for n in both))
             meet = generic_equal(z3, gap, both) if both else (
                 ta == tb if wrap is None else gap == 0)
+            if wrap is None and not both:
+                meet = _rows_apart(model, budget, ta, tb, ca | cb, meet,
+                                   ia.constraints + ib.constraints)
             def query(*more):
                 """z3 on the pair's constraints, the meeting and ``more`` (the model's facts
                 last: the symbols the terms made): the short :data:`ATTEMPTS`, then one with
@@ -454,6 +500,7 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                     f"a `tle.assume` on the arguments in their addresses, or addresses apart by "
                     f"constants, lets it be proved", where)
             z = solver.model()
+
             base = model.sym(f"a:{arg}")
             off = z.eval(ta - base, model_completion=True)
             if wrap is not None and z.eval(wrap[0], model_completion=True).as_long():

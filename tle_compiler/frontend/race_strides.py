@@ -133,3 +133,73 @@ def stride_groups(z3, diff, strides) -> dict:
         coef = rest[0] if len(rest) == 1 else (z3.IntVal(1) if not rest else z3.Product(*rest))
         groups.setdefault(tuple(sorted(key)), []).append(coef)
     return groups
+
+
+
+def row_splits(z3, ta, tb, bases: set, candidates: set) -> list:
+    """The ways to read two addresses as rows and columns of a row pitch ``S`` (an integer
+    argument of ``candidates`` both hold, not taken as a stride): ``(S, Ra, Ca, Rb, Cb)`` where
+    address ``ta`` less its base is ``S * Ra + Ca`` (``S`` in no monomial of ``Ra`` or ``Ca``)
+    and ``tb`` likewise, the bases cancelling (``ta - tb`` is ``S * (Ra - Rb) + Ca - Cb``).
+    Where ``0 <= Ca < S`` and ``0 <= Cb < S`` hold (a mask ``cols < N`` beside columns from 0:
+    the caller proves it), ``ta == tb`` is ``Ra == Rb and Ca == Cb`` -- integer arithmetic, no
+    promise of the launch: ``S * (Ra - Rb)`` lies strictly between ``-S`` and ``S``, so it is
+    0. z3 rarely finds that nonlinear step in its budget itself. ``bases``: the pointer
+    arguments' symbols, taken off each address."""
+    zero = [(z3.Int(n), z3.IntVal(0)) for n in sorted(bases)]
+    out = []
+    for s in sorted(candidates):
+        sym = z3.Int(s)
+        parts = []
+        for t in (ta, tb):
+            t0 = z3.substitute(t, *zero) if zero else t
+            groups = stride_groups(z3, t0, {s})
+            if set(groups) - {(), (s,)} or (s,) not in groups:
+                break  # the pitch squared, or in no row
+            parts.append(tuple(z3.Sum(*g) if len(g) > 1 else g[0]
+                               for g in (groups[(s,)], groups.get((), [z3.IntVal(0)]))))
+        if len(parts) != 2:
+            continue
+        (ra, ca), (rb, cb) = parts
+        same = z3.simplify((ta - tb) - (sym * ra + ca - sym * rb - cb), som=True)
+        if z3.is_int_value(same) and same.as_long() == 0:
+            out.append((sym, ra, ca, rb, cb))
+    return out
+
+
+def digit_splits(z3, x, y) -> list:
+    """The ways to read the integer terms ``x`` and ``y`` as ``c * X + Y`` (``c`` a number of
+    the coefficients of their monomials, above 1, greatest first: ``128 * pm + lane``):
+    ``(c, Xx, Yx, Xy, Yy)``, ``X`` the monomials whose coefficient ``c`` divides (divided by
+    it), ``Y`` the others. Where ``0 <= Yx < c`` and ``0 <= Yy < c`` hold (the caller proves
+    it), ``x == y`` is ``Xx == Xy and Yx == Yy``, as a row pitch splits an address
+    (:func:`row_splits`)."""
+
+    def monomials(t):
+        t = z3.simplify(t, som=True)
+        out = []
+        for m in (t.children() if z3.is_add(t) else [t]):
+            if z3.is_int_value(m):
+                out.append((m.as_long(), z3.IntVal(1)))
+                continue
+            factors = m.children() if z3.is_mul(m) else [m]
+            coef, rest = 1, []
+            for f in factors:
+                if z3.is_int_value(f):
+                    coef *= f.as_long()
+                else:
+                    rest.append(f)
+            out.append((coef, rest[0] if len(rest) == 1 else z3.Product(*rest)))
+        return out
+
+    mx, my = monomials(x), monomials(y)
+    coefs = sorted({abs(c) for c, _ in mx + my if abs(c) > 1}, reverse=True)
+    out = []
+    for c in coefs[:3]:
+        parts = []
+        for ms in (mx, my):
+            hi = [k // c * v for k, v in ms if k % c == 0]
+            lo = [k * v for k, v in ms if k % c != 0]
+            parts += [z3.Sum(*hi) if hi else z3.IntVal(0), z3.Sum(*lo) if lo else z3.IntVal(0)]
+        out.append((c, *parts))
+    return out

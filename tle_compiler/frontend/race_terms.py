@@ -104,6 +104,12 @@ class Integers:
         """The operand terms a comparison ``e`` compares as integers: ``(a, b)``."""
         return a, b
 
+    @staticmethod
+    def divides(model: "Model", e: K.BinOp, inst: "Instance", where: str) -> bool:
+        """Whether ``e`` (a ``//`` or ``%`` by a divisor that is no number) divides signed
+        values: yes (integers)."""
+        return True
+
 
 class Model:
     """Builds z3 terms of one kernel's expressions; symbols of kernel arguments and program ids
@@ -425,6 +431,142 @@ def _flat(model: Model, exprs: list, part: Part) -> bool:
     return True
 
 
+#: ops of one operand whose value has that operand's shape (hints, casts)
+_SAME_SHAPE = ("tl.multiple_of", "tl.max_contiguous", "tl.max_constancy", "to_tensor")
+
+
+class _Aligned:
+    """Whether each ``tl.arange`` that :func:`term` may read in an access's pointer and mask
+    lands on one axis of the access (``rows[:, None] * N + cols[None, :]`` beside the mask
+    ``(rows[:, None] < M) & (cols[None, :] < N)``: ``rows`` on axis 0 in both, ``cols`` on axis
+    1), so that element ``(i, k)`` of the access reads ``rows`` at ``i`` in the pointer and in
+    the mask alike, one lane per range. An axis is placed as Triton broadcasts: an operand of
+    rank ``r`` in a result of rank ``R`` takes its last ``r`` axes, ``x[:, None]`` puts ``x``'s
+    axis first, and the mask is broadcast to the pointer's shape the same way. Every value of
+    each name is followed (a partition parameter's binding, the kernel body's values); a value
+    whose rank is not known here (a load, a reshape, a name its own value reads, values of
+    different ranks) makes the answer no."""
+
+    def __init__(self, model: Model, part: Part):
+        self.model, self.part = model, part
+        self.binds = dict(part.kp.bindings)
+        self.ranks: dict = {}
+        self.places: dict[int, set] = {}
+        self.seen: set = set()
+
+    def _values(self, name: str, where: str) -> Optional[list]:
+        """(expression, where it is read) of each value ``name`` may hold, a loop variable's a
+        scalar (the number 0 stands for it); [] for a kernel argument; None where it is none
+        of these."""
+        if where == "part":
+            vals = [(v, "part") for v, _ in self.part.assigns.get(name, [])]
+            if name in self.binds:
+                vals.append((self.binds[name], "prologue"))
+            loop = name in self.part.loop_vars
+        else:
+            vals = [(v, "prologue") for v in self.model.prologue_assigns.get(name, [])]
+            loop = any(isinstance(st, K.For) and st.var == name
+                       for st in K.walk_stmts(self.model.kern.prologue))
+        if loop:  # (a name also assigned a tensor elsewhere has values of two ranks: none)
+            vals.append((K.Const(0), where))
+        if not vals:
+            return [] if name in self.model.params else None
+        return vals
+
+    def _operands(self, e: K.Expr) -> Optional[list]:
+        """The operands of ``e`` that broadcast together into its value, or None."""
+        if isinstance(e, (K.BinOp, K.Compare)):
+            return [e.lhs, e.rhs]
+        if isinstance(e, K.BoolOp):
+            return list(e.items)
+        if isinstance(e, K.UnaryOp):
+            return [e.operand]
+        if isinstance(e, K.Op) and e.args:
+            if e.name in _SAME_SHAPE + CASTS:
+                return [e.args[0]]  # (a cast's type, a hint's number: no operand)
+            if e.name in ("tl.where", "ifexp", "tl.cdiv") + _MIN_MAX:
+                return list(e.args)
+        return None
+
+    def rank(self, e: K.Expr, where: str, depth: int = 32) -> Optional[int]:
+        """The rank of ``e``'s value, or None where it is not known here."""
+        if depth <= 0:
+            return None
+        if isinstance(e, (K.Const, K.Global)):
+            return 0
+        if isinstance(e, K.Name):
+            key = (where, e.id)
+            if key in self.ranks:
+                return self.ranks[key]
+            self.ranks[key] = None  # a name its own value reads: not known
+            vals = self._values(e.id, where)
+            got = None
+            if vals is not None:
+                rs = {self.rank(v, w, depth - 1) for v, w in vals} or {0}
+                got = rs.pop() if len(rs) == 1 else None
+            self.ranks[key] = got
+            return got
+        if isinstance(e, K.Subscript):
+            if not all(i in (":", None) for i in e.index) or \
+                    self.rank(e.value, where, depth - 1) != sum(i == ":" for i in e.index):
+                return None
+            return len(e.index)
+        if isinstance(e, K.Op):
+            if e.name == "tl.arange":
+                return 1
+            if e.name in ("tl.program_id", "tl.num_programs"):
+                return 0
+        ops = self._operands(e)
+        if not ops:
+            return None
+        rs = [self.rank(x, where, depth - 1) for x in ops]
+        return None if None in rs else max(rs)
+
+    def place(self, e: K.Expr, where: str, axes: tuple, depth: int = 32) -> bool:
+        """Record the axes of the access each ``tl.arange`` in ``e`` (whose axes are
+        ``axes``) lands on; False where a rank is not known."""
+        if depth <= 0:
+            return False
+        if isinstance(e, (K.Const, K.Global)):
+            return True
+        if isinstance(e, K.Name):
+            key = (where, e.id, axes)
+            if key in self.seen:
+                return True
+            self.seen.add(key)
+            vals = self._values(e.id, where)
+            return vals is not None and all(self.place(v, w, axes, depth - 1) for v, w in vals)
+        if isinstance(e, K.Subscript):
+            inner = tuple(a for a, i in zip(axes, e.index) if i == ":")
+            return self.place(e.value, where, inner, depth - 1)
+        if isinstance(e, K.Op):
+            if e.name == "tl.arange":
+                self.places.setdefault(id(e), set()).add(axes)
+                return True
+            if e.name in ("tl.program_id", "tl.num_programs"):
+                return True
+        ops = self._operands(e)
+        if not ops:
+            return False
+        for x in ops:
+            r = self.rank(x, where)
+            if r is None or r > len(axes):
+                return False
+            if not self.place(x, where, axes[len(axes) - r:], depth - 1):
+                return False
+        return True
+
+    def __call__(self, ptr: K.Expr, mask: K.Expr) -> bool:
+        rp, rm = self.rank(ptr, "part"), self.rank(mask, "part")
+        if rp is None or rm is None:
+            return False
+        top = max(rp, rm)
+        if not (self.place(ptr, "part", tuple(range(top - rp, top)))
+                and self.place(mask, "part", tuple(range(top - rm, top)))):
+            return False
+        return all(len(p) == 1 for p in self.places.values())
+
+
 def access_mask(model: Model, op: K.Op, inst: Instance):
     """The pointer of access ``op`` at ``inst`` as a term, its mask's condition added to the
     instance's constraints where :func:`condition` reads it (names followed: `m = offs < 64`):
@@ -435,7 +577,8 @@ def access_mask(model: Model, op: K.Op, inst: Instance):
     from .race_sites import pointer_of
 
     ptr, mask = pointer_of(op), _mask_expr(op)
-    if mask is not None and _flat(model, [ptr, mask], inst.part):
+    if mask is not None and (_flat(model, [ptr, mask], inst.part)
+                             or _Aligned(model, inst.part)(ptr, mask)):
         inst.lanes = {}
     with model.fixed_width():  # its int32 arithmetic wraps around (race_wraps.py)
         t = term(model, ptr, inst)
@@ -628,8 +771,25 @@ def term(model: Model, e: K.Expr, inst: Instance, depth: int = 24, where: str = 
     "prologue" for the kernel body's). Where it is an unknown made for ``e``, the kernel
     arguments ``e`` reads are recorded as hidden in it (``model.hidden``): a stride among them
     may be a factor of its value, which the stride rule could not see."""
+    # one expression read twice at one instance (the pointer's `rows` and the mask's, a
+    # quotient's row and column) is one value: its term is made once, so that its unknowns
+    # (a quotient, a wrap) are one, not two that only nonlinear reasoning would tie. Kept per
+    # instance (its constraints' list, which the instances moved to an assignment share), per
+    # site and per reading (int32 or integers); a term that holds a lane of its own occurrence
+    # (no lanes shared by the access: `rows[:, None]` beside `rows[None, :]`) is made anew
+    key = (id(e), where, model.int32, tuple((x[0], x[1]) for x in inst.site.path),
+           id(inst.constraints), id(inst.iters),
+           id(inst.lanes) if inst.lanes is not None else None)
+    memo = model.cache.setdefault("terms", {})
+    if key in memo:
+        return memo[key][0]
+    before = len(inst.fresh)
     t = _term(model, e, inst, depth, where)
     z3 = model.z3
+    if inst.lanes is not None or not any(
+            (const_name(z3, v) or "").startswith("lane#") for v in inst.fresh[before:]):
+        # (the objects whose ids the key holds are kept alive beside the term)
+        memo[key] = (t, e, inst.constraints, inst.iters, inst.lanes)
     name = const_name(z3, t)
     if name is not None and "#" in name and name not in model.hidden:
         model.hidden[name] = _reads(model, e, inst.part, where)
@@ -1091,10 +1251,16 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
             # numbers both, where floor and truncation agree: the one value (a tile count
             # `tl.cdiv(N, BN)` of a constexpr N read specialised, a divisor of `i // ...`)
             return z3.IntVal(n // c if e.op in ("//", ">>") else n % c)
-        # floor (Python) or truncation (C, Triton's signed integers): |a - c q| < |c|
-        q = model.fresh("quot", inst)
-        inst.constraints.append(z3.Abs(a - c * q) < abs(c))
-        return q if e.op in ("//", ">>") else a - c * q
+        q, r = _quotient(model, a, z3.IntVal(c), inst)
+        return q if e.op in ("//", ">>") else r
+    if e.op in ("//", "%") and c is None and model.arith.divides(model, e, inst, where):
+        # a divisor that is no number (`j // tl.cdiv(N, BN)` of a run-time N): the quotient
+        # and remainder of the operands in their type, where the divisor is neither 0 nor -1
+        # (a division by 0 is undefined, by -1 may overflow): any value there
+        a = model.arith.operand(model, e.lhs, a, inst, where)
+        b = model.arith.operand(model, e.rhs, b, inst, where)
+        q, r = _quotient(model, a, b, inst, guard=z3.Or(b > 0, b < -1))
+        return q if e.op == "//" else r
     if e.op == "<<" and c is not None and 0 <= c < 64:
         return model.arith.settle(model, e, a, b, inst, where)
     if e.op == "&":
@@ -1104,6 +1270,38 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
             inst.constraints += [v >= 0, v <= m]
         return v
     return model.fresh(f"op{e.op}", inst)
+
+
+def _quotient(model: Model, a, b, inst: Instance, guard=None, tag: str = "quot"):
+    """The quotient and the remainder of ``a`` by ``b`` (terms), as floor division (Python's
+    numbers) or truncation (C, Triton's signed integers) computes them: ``a == b q + r`` with
+    ``|r| < |b|``, ``r`` zero or of the sign of ``a`` (truncation) or of ``b`` (floor). Where
+    ``a >= 0`` and ``b > 0`` both agree and the quotient is the one floor gives, so two
+    partitions dividing one value by one divisor get one quotient (a tile's row
+    ``j // tl.cdiv(N, BN)`` and column ``j % tl.cdiv(N, BN)`` give ``j`` back). ``guard``:
+    where the constraints hold (elsewhere the quotient is any value)."""
+    z3 = model.z3
+    # one quotient for one dividend and divisor (z3's terms are hash-consed: equal terms have
+    # one id), as race_wraps._wrapped keeps one wrap: the tile count `tl.cdiv(N, BN)` that
+    # two partitions (or a row's and a column's expressions) compute is one value
+    key = (a.get_id(), b.get_id(), tag, None if guard is None else guard.get_id())
+    memo = model.cache.setdefault("quotients", {})
+    hit = memo.get(key)
+    if hit is None:
+        q = model.fresh(tag, inst)
+        inst.fresh.pop()  # (appended below, as for a reuse)
+        r = a - b * q
+        n = _number(b)
+        size = abs(n) if n is not None else z3.Abs(b)
+        facts = z3.And(r < size, r > -size,
+                       z3.Or(r == 0, z3.And(r > 0, z3.Or(a > 0, b > 0)),
+                             z3.And(r < 0, z3.Or(a < 0, b < 0))))
+        fact = facts if guard is None else z3.Implies(guard, facts)
+        hit = memo[key] = (q, r, fact, a, b)  # (the terms held: their ids name no other)
+    q, r, fact = hit[:3]
+    inst.fresh.append(q)
+    inst.constraints.append(fact)
+    return q, r
 
 
 def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
@@ -1153,9 +1351,7 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
             n = _number(s)
             if n is not None and n >= 0 and c > 0:
                 return z3.IntVal(n // c)  # numbers both: the one value
-            q = model.fresh("cdiv", inst)
-            inst.constraints.append(z3.Abs(s - c * q) < abs(c))
-            return q
+            return _quotient(model, s, z3.IntVal(c), inst, tag="cdiv")[0]
     return model.fresh(name.replace(".", "_"), inst)
 
 

@@ -321,6 +321,19 @@ def ordered(model: Model, args, inst: Instance, where: str) -> bool:
         len(narrow) <= 1 or all(k in ("int8", "int16") for k in narrow))
 
 
+def divides(model: Model, e: K.BinOp, inst: Instance, where: str) -> bool:
+    """Whether the ``//`` or ``%`` ``e``, its divisor no number, divides signed values the
+    model reads exactly (race_terms._quotient): int32 or int64 after promotion, each operand of
+    int32, int64, a narrow type (whose value a wider signed type keeps) or a number. Not so for
+    an unsigned 32- or 64-bit operand (Triton divides unsigned values: an int32 -1 beside it is
+    a large one) or a value of unknown width."""
+    if not model.int32:
+        return True
+    kinds = [kind(model, x, inst, where) for x in (e.lhs, e.rhs)]
+    return _join(kinds) in (I32, WIDE) and all(k in (CONST, I32, WIDE) or k in NARROWS
+                                               for k in kinds)
+
+
 #: the width and signedness of each kind a comparison reads exactly (a Python number is an
 #: int32 there: Triton's tensor comparison makes a tensor of it first, to_tensor)
 _COMPARED = {CONST: (32, True), I32: (32, True), U32: (32, False), WIDE: (64, True),

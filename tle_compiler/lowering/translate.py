@@ -2248,6 +2248,14 @@ class FnTranslator:
             takes = (isinstance(value, str) and value.lower() in self.DOT_INPUT_PRECISIONS
                      if key == "input_precision" else isinstance(value, bool)
                      if key == "allow_tf32" else type(value) is int)
+            # the default spelt out (`input_precision="tf32"`, `allow_tf32=True`: Triton's
+            # default on sm_90, the warp_group_dot it issues without them, round FR20) is the
+            # default for every operand type
+            default = (isinstance(value, str) and value.lower() == "tf32"
+                       if key == "input_precision" else value is True
+                       if key == "allow_tf32" else False)
+            if default:
+                continue
             if not (sixteen and takes):
                 raise self.err(f"`tl.dot(..., {key}=...)` is not supported by the lowering "
                                f"(only its default, None, here; a value Triton takes is lowered "
@@ -2411,11 +2419,17 @@ class FnTranslator:
         if "out_dtype" in kw:
             od = self.ex(kw["out_dtype"])
             # Triton reads out_dtype for float operands only (an int8 dot is int32 whatever it
-            # says); the lowering computes float32 products, its default
-            if not ints and not (od.kind == "dtype" and od.value == "float32"):
+            # says); the lowering computes float32 products, its default, and float16 ones of
+            # fp16 operands as Triton does (a wgmma accumulating in f16: its warp_group_dot's
+            # result is f16, round FR20)
+            if not ints and od.kind == "dtype" and od.value == "float16" \
+                    and a.dtype == b.dtype == "float16":
+                out_dtype = "float16"
+            elif not ints and not (od.kind == "dtype" and od.value == "float32"):
                 raise self.err("`tl.dot(..., out_dtype=...)` is not supported by the lowering "
-                               "(only its default, float32, for float operands); it would "
-                               "compute something else than the kernel says", node)
+                               "(only its default, float32, for float operands, and float16 "
+                               "of fp16 operands); it would compute something else than the "
+                               "kernel says", node)
         self._dot_options(a, b, kw, node)
         acc = self.ex(acc_node, allow_pending=True) if acc_node is not None else None
         if acc is not None and acc.kind == "none":
@@ -2432,7 +2446,7 @@ class FnTranslator:
             raise self.err(f"tl.dot's accumulator is {what}: Triton takes a tensor of the "
                            f"product's shape [{M}, {N}] (or None)", node)
         if acc_node is not None:
-            want = "int32" if ints else "float32"
+            want = out_dtype
             if acc.kind == "tensor" and acc.dtype not in (None, want):
                 # Triton's tl.dot accumulates in its out_dtype (float32; int32 for int8) and
                 # refuses another accumulator (an assertion); Gluon's reached the backend
