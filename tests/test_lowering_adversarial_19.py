@@ -138,11 +138,9 @@ tuple spelt out), ``a + (3,)`` of a name, tuple slicing (``a[1:]``, "not support
 kernel"); ``tl.clamp``, ``tl.cumsum``, ``tl.argmax`` (each refused with
 what to write); a partition default that is no number (Triton passes None and a dtype as
 constexprs); ``tp = (M, 3 * 3)`` then ``tp[1] // -2`` in a partition (the frontend's
-C-division refusal, as for a literal item). Left open and not refused, a difference: ``t +
-h()`` of an int8 tile, ``h`` returning a module constant ``NB = tl.constexpr(100)``: Triton's
-visit_Return makes an i32 tensor of it (an i32 add), the lowering keeps the constant's name (an
-i8 add: the same sum, another value once widened, ``(t + h()).to(tl.float32)``); making it a
-tensor drops the name round 25 of the verdicts holds (tests/test_adversarial_verdicts_25.py).
+C-division refusal, as for a literal item). The difference left open here, ``t + h()`` of an
+int8 tile, ``h`` returning a module constant ``NB = tl.constexpr(100)`` (an i8 add where Triton
+adds in i32), is mended in round 20 (tests/test_lowering_adversarial_20.py).
 No GPU run this round: each comparison is of the TTGIR compiled on the CPU.
 """
 

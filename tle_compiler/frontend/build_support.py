@@ -827,8 +827,10 @@ def tensor_items_of(e: K.Expr, paths: Optional[tuple] = None, at: tuple = ()) ->
                       else x for i, x in enumerate(e.items))
         return e if all(a is b for a, b in zip(items, e.items)) else dataclasses.replace(
             e, items=items)
-    if isinstance(e, K.Const) and isinstance(e.value, (int, float)) \
-            and not isinstance(e.value, bool) and (paths is None or covers(paths, at)):
+    if isinstance(e, (K.Const, K.Global)) and type(e.value) in (int, float) \
+            and (paths is None or covers(paths, at)):
+        # (a module constant, `(M, NB)` of `NB = tl.constexpr(100)`, too: its value unwrapped
+        # and made a tensor, the name kept inside for the readers that fold it)
         return K.Op("to_tensor", (e,), (), e.loc)
     if isinstance(e, (K.BinOp, K.UnaryOp)) and (paths is None or covers(paths, at)):
         # arithmetic of numbers (`(M, 3 * 3)`, a helper's `return (9 - 0, t)`) is the number it
