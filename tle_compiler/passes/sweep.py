@@ -452,6 +452,9 @@ def _from_bases(ctx: PassContext, sw: Sweep, cp, checker: Checker) -> None:
     sw.base_checked = found.checked_ranges()
     keys = list(found.checked)  # one value per base param appended for each tuple checked
     sw.base_values = [dict(zip(keys, t)) for t in zip(*found.checked.values())]
+    # tuples not checked because the GPU computes other derived values from them: each wraps
+    # (i32_range.first_wrap), so _within_i32 keeps them out of the claim and names the first
+    sw.base_values += found.elsewhere
     sw.base_complete = found.complete
     sw.base_skipped = found.skipped
     sw.exhausted = found.stopped or None  # what stopped the independent check matters no more

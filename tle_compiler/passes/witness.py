@@ -55,7 +55,8 @@ class BaseSearch:
     ``skipped``: the base tuples enumerated that are no launch a claim over the values checked
     is about: a derived value outside its param's domain (``tle.assume``), or another value than
     a param fixed (``--param``), over the unbounded integers (sweep.py keeps those only where the
-    GPU computes the same derived values)."""
+    GPU computes the same derived values); ``elsewhere``: those whose derived values the GPU
+    computes otherwise (sweep.py names the first as a value the claim leaves out)."""
 
     faults: list[tuple[dict[str, int], dict[str, int], InstanceResult]] = field(default_factory=list)
     checked: dict[str, list[int]] = field(default_factory=dict)
@@ -63,6 +64,9 @@ class BaseSearch:
     events: int = 0
     complete: bool = False
     skipped: list[dict[str, int]] = field(default_factory=list)
+    #: the base tuples enumerated whose derived values the GPU computes otherwise than the
+    #: unbounded integers (a step wraps in i32): not checked, each a launch no claim covers
+    elsewhere: list[dict[str, int]] = field(default_factory=list)
 
     def checked_ranges(self) -> dict[str, str]:
         return {k: (f"[{min(vs)}, {max(vs)}]" if len(set(vs)) > 1 else f"{{{vs[0]}}}")
@@ -140,6 +144,20 @@ def _solved(program: Program, bases: list[Param], lists: list[list[int]],
     return out
 
 
+def _as_on_gpu(program: Program, base: dict[str, int], env: dict[str, int]) -> bool:
+    """Whether the GPU computes from ``base`` (each an i32 value: a launch types an integer
+    argument that fits i32 as i32) the derived values ``env`` holds, which the definitions gave
+    over the unbounded integers; a definition of runtime values is computed in i32 (i64 where it
+    widens), where a step may wrap."""
+    if not any(d.definition.c for d in program.derived):
+        return True  # constexprs only: Python's integers, as derive computes them
+    try:
+        gpu = derive_on_gpu(program.derived, base)
+    except LaunchWidthError:
+        return False
+    return gpu is not None and all(gpu[0][d.name] == env[d.name] for d in program.derived)
+
+
 def _a_launch(program: Program, base: dict[str, int], env: Optional[dict[str, int]],
               fixed: Mapping[str, int]) -> bool:
     """Whether a solver's candidate is a launch the claim is about: defined, every param inside
@@ -148,11 +166,7 @@ def _a_launch(program: Program, base: dict[str, int], env: Optional[dict[str, in
     if env is None or any(not p.contains(env[p.name]) or env[p.name] != fixed.get(p.name, env[p.name])
                           for p in program.params):
         return False
-    try:
-        gpu = derive_on_gpu(program.derived, base)
-    except LaunchWidthError:
-        return False
-    return gpu is not None and all(gpu[0][d.name] == env[d.name] for d in program.derived)
+    return _as_on_gpu(program, base, env)
 
 
 def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mapping[str, int],
@@ -197,6 +211,13 @@ def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mappi
             continue
         if env is None:  # a division by zero: no claim covers these values
             whole = False
+            continue
+        if not candidate and not _as_on_gpu(program, base, env):
+            # the GPU's i32 steps compute other derived values from these base values (`(N *
+            # 2**24) // 2**24` is -55 at N = 201): the combination checked would be no launch's,
+            # so a fault there is no witness, and no claim covers the launch with these values
+            whole = False
+            out.elsewhere.append(base)
             continue
         params = {p.name: env[p.name] for p in program.params}
         if any(not domains[k].contains(v) for k, v in params.items()):
