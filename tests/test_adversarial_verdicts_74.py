@@ -108,3 +108,136 @@ def test_a_fault_only_the_unbounded_integers_give_is_no_witness(tmp_path, capsys
     code, err = dump(tmp_path, capsys, src)
     expect(code, err, ("bounded", "only for N in [-128, 127]", "at N=128, `16777216*N` in the definition"))
     assert "error" not in err, err
+    # the witness given back with --param: no claim for it (the check's M = 201 is not the
+    # GPU's), naming the step that wraps; rejected before
+    code, err = dump(tmp_path, capsys, src, "--param", "N=201")
+    expect(code, err, ("bounded", "only for N in {}", "at N=201, `16777216*N` in the definition"))
+    assert "error" not in err, err
+
+
+def test_a_where_spelling_of_cdiv_is_no_opaque_witness(tmp_path, capsys):
+    """The reader counts tl.cdiv(N, 64) tiles as ``tl.where(N % 64 == 0, N // 64, N // 64 +
+    1)``: the same count at every N >= 0. The where (no extremum) is an opaque param C checked
+    as any integer, and the kernel was rejected `when C=1, N=0 (P=0)`, where a launch computes
+    C = 0. Now the fault is kept as one no launch is known to give: unknown (exit 3), never
+    rejected nor verified."""
+    assert all(cdiv(n, 64) == (n // 64 if n % 64 == 0 else n // 64 + 1) for n in range(0, 5000))
+    src = ring("tl.cdiv(N, 64)", "tl.where(N % 64 == 0, N // 64, N // 64 + 1)",
+               "tle.assume(N >= 0)")
+    code, err = dump(tmp_path, capsys, src)
+    expect(code, err, ("unknown", "the fault found (wait-never-committed at line 26 when P=0, "
+                                  "C=1) is at values of C (line 10), which the kernel computes "
+                                  "in a way the verifier does not model"))
+    assert "error:" not in err, err
+
+
+def test_a_count_a_branch_chose_is_no_opaque_witness(tmp_path, capsys):
+    """The same count chosen by a branch (``if N % 64 == 0: C = N // 64 else: C = N // 64 +
+    1``): a value of the arguments, not any integer; rejected `when C=1, N=0` before, unknown
+    now. A count loaded from memory stays a free value: rejected, its witness a launch (memory
+    may hold 1 where N = 0)."""
+    branch = ring("tl.cdiv(N, 64)", "0", "tle.assume(N >= 0)").replace(
+        "    C = 0\n", "    if N % 64 == 0:\n        C = N // 64\n    else:\n        C = N // 64 + 1\n")
+    expect(*dump(tmp_path, capsys, branch), ("unknown", "is at values of C (line 10)"))
+    loaded = ring("tl.cdiv(N, 64)", "tl.load(x_ptr).to(tl.int32)", "tle.assume(N >= 0)")
+    code, err = dump(tmp_path, capsys, loaded)
+    expect(code, err, ("rejected", "kernel.py:26: error: the reader waits index 0 of pipe 'kv'",
+                       "(when C=1, N=0 (P=0), i=0) [wait-never-committed]"))
+
+
+def test_a_count_chosen_on_a_loaded_value_is_rejected_at_a_launch(tmp_path, capsys):
+    """P is loaded, C = P if P > 4 else 4 (a branch on a param): C is max(P, 4), never 1. The
+    faults the independent check finds first (`P=0, C=1`, `P=1, C=0`) no launch gives; checked
+    again with C set to the value its branch gives there, P = 0 with C = 4 is a launch's fault
+    (memory holding 0): rejected there and only there. The report's `computed` line keeps the
+    branches, so the text form reads back to the same witness."""
+    src = ring("tl.load(x_ptr).to(tl.int32)", "0").replace(
+        "    C = 0\n", "    if P > 4:\n        C = P\n    else:\n        C = 4\n")
+    code, err = dump(tmp_path, capsys, src)
+    expect(code, err, ("rejected", "kernel.py:28: error: the reader waits index 0 of pipe 'kv'",
+                       "(when P=0, C=4, i=0) [wait-never-committed]"))
+    assert "C=1" not in err and "C=0" not in err, err
+    from tle_compiler.cli.dump import main as tle_dump
+    path = tmp_path / "kernel.py"
+    assert tle_dump([str(path), "-o", str(tmp_path / "k.pipe")]) == 1
+    capsys.readouterr()
+    text = (tmp_path / "k.pipe").read_text()
+    assert "\ncomputed C 9 in (P when P > 4, 4 when not P > 4)\n" in text, text
+    expect(*dump(tmp_path, capsys, text, name="back.pipe"),
+           ("rejected", "(when P=0, C=4, i=0) [wait-never-committed]"))
+
+
+def test_a_data_loop_count_is_unknown_not_rejected_at_an_impossible_value(tmp_path, capsys):
+    """NC counts the iterations of `range(NP)`, NP loaded: NC = max(NP, 0), the writer's count
+    too, at every launch. NC is a loop-carried value the verifier does not model; the kernel
+    was rejected `when NP=0, NC=1`; unknown now. A loop adding loaded data to its value
+    (``NC += tl.load(x_ptr + c)``) makes it any integer: rejected as before. (Both written to
+    one file: the sweep kept for a Program equal but for its computed params is not reused.)"""
+    counted = ring("tl.load(x_ptr).to(tl.int32)", "0").replace(
+        "    C = 0\n", "    C = 0\n    for c in range(P):\n        C += 1\n")
+    code, err = dump(tmp_path, capsys, counted)
+    expect(code, err, ("unknown", "the fault found (wait-never-committed at line 27 when P=0, "
+                                  "C=1) is at values of C (line 11)"))
+    summed = counted.replace("        C += 1\n", "        C += tl.load(x_ptr + c).to(tl.int32)\n")
+    code, err = dump(tmp_path, capsys, summed)
+    expect(code, err, ("rejected", "(when P=0, C=1, i=0) [wait-never-committed]"))
+
+
+def test_a_computed_param_reads_back_from_the_report(tmp_path, capsys):
+    """tle-dump's report of the where kernel names C as ``computed C 10``, so the text form
+    reads back unknown as the kernel is (a `param C any` alone read back rejected); a computed
+    line naming no declared param is refused at its line (exit 2)."""
+    src = ring("tl.cdiv(N, 64)", "tl.where(N % 64 == 0, N // 64, N // 64 + 1)",
+               "tle.assume(N >= 0)")
+    path = tmp_path / "where.py"
+    path.write_text(src)
+    from tle_compiler.cli.dump import main as tle_dump
+    assert tle_dump([str(path), "-o", str(tmp_path / "where.pipe")]) == 3
+    capsys.readouterr()
+    text = (tmp_path / "where.pipe").read_text()
+    assert "\ncomputed C 10\n" in text, text
+    code, err = dump(tmp_path, capsys, text, name="back.pipe")
+    expect(code, err, ("unknown", "is at values of C (line 10)"))
+    bad = text.replace("computed C 10", "computed Q 10")
+    code, err = dump(tmp_path, capsys, bad, name="bad.pipe")
+    assert code == 2 and "'computed Q': Q is no param or base of kernel 'ring'" in err, err
+
+
+def test_the_solver_divides_as_python_and_c_do():
+    """witness_solver's z3 terms of Python's floor ``//`` / ``%`` (constexpr definitions) and
+    C's truncating ones (runtime) agree with Python's and C's on every sign; the floor quotient
+    by a negative divisor was one above Python's (7 // -2 gave -2, not -4), so a candidate for
+    a constexpr definition by a negative divisor was of other values than the target."""
+    import z3
+
+    from tle_compiler.passes.witness_solver import _c_div, _c_rem, _floor_div, _floor_rem
+
+    a, b = z3.Ints("a b")
+    for x in range(-9, 10):
+        for y in (-4, -3, -2, -1, 1, 2, 3, 5):
+            s = z3.Solver()
+            s.add(a == x, b == y)
+            assert s.check() == z3.sat
+            m = s.model()
+            got = [m.eval(t(z3, a, b)).as_long() for t in (_floor_div, _floor_rem, _c_div, _c_rem)]
+            r = abs(x) % abs(y)
+            assert got == [x // y, x % y, c_div(x, y), r if x >= 0 else -r], (x, y, got)
+
+
+def test_a_clamped_persistent_tile_count_is_rejected_with_a_launch(tmp_path, capsys):
+    """The reader clamps the tile count ``tl.cdiv(N, 128) * tl.cdiv(M, 128)`` to 2: wrong from
+    3 tiles on, past every small argument; the solver's arguments give it. The witness, in the
+    text and in the JSON diagnostic alike, is a launch: recomputed here in i32 with C's
+    division, the writer commits P = 3 tiles and the reader waits C = 2."""
+    src = ring("tl.cdiv(N, 128) * tl.cdiv(M, 128)", "tl.minimum(P, 2)",
+               "tle.assume(N >= 0)", "tle.assume(M >= 0)")
+    code, err = dump(tmp_path, capsys, src)
+    assert code == 1 and ": rejected: 1 error" in err, err
+    m = re.search(r"never waits index 2 that commit\(i\) commits here \(when N=(\d+), M=(\d+) "
+                  r"\(P=3, C=2\), i=2\) \[unconsumed\]", err)
+    assert m, err
+    n, mm = int(m.group(1)), int(m.group(2))
+    p = w32(cdiv(n, 128) * cdiv(mm, 128))
+    assert (p, min(p, 2)) == (3, 2), (n, mm)
+    code, wits = json_witnesses(tmp_path, capsys, src)
+    assert code == 1 and wits == [{"base": {"N": n, "M": mm}, "derived": {"P": 3, "C": 2}}], wits

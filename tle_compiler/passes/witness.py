@@ -18,6 +18,7 @@ needs ``M`` above 128) is found without enumerating every smaller tuple.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Iterator, Mapping, Optional
@@ -27,7 +28,7 @@ from ..ir.nodes import Param, Program
 from ..ir.tracegen import CompiledProgram, TraceBudgetExceeded
 from .cutoff import _domain_range, _order
 from .instances import Checker, InstanceResult
-from .witness_solver import solve_bases
+from .witness_solver import TOTAL_S, solve_bases
 
 #: Each base param's values reach at least this far from zero (or from its domain's least value) ...
 MIN_SPAN = 16
@@ -135,8 +136,14 @@ def _solved(program: Program, bases: list[Param], lists: list[list[int]],
         target = {k: v for k, v in params.items() if k in names}
         if target not in targets:
             targets.append(target)
-    for target in targets[:MAX_SOLVED]:
-        got = solve_bases(program, bases, target, limited)
+    deadline = time.monotonic() + TOTAL_S  # every target's queries together
+    targets = targets[:MAX_SOLVED]
+    for i, target in enumerate(targets):
+        # an equal share of the time left to each target still to solve (a first one's
+        # shrinking leaves the others time for a model)
+        now = time.monotonic()
+        got = solve_bases(program, bases, target, limited,
+                          now + (deadline - now) / (len(targets) - i))
         if got is not None:
             values = tuple(got[p.name] for p in bases)
             if values not in out:
