@@ -241,3 +241,20 @@ def test_a_clamped_persistent_tile_count_is_rejected_with_a_launch(tmp_path, cap
     assert (p, min(p, 2)) == (3, 2), (n, mm)
     code, wits = json_witnesses(tmp_path, capsys, src)
     assert code == 1 and wits == [{"base": {"N": n, "M": mm}, "derived": {"P": 3, "C": 2}}], wits
+
+
+def test_a_branch_on_a_loaded_int1_is_a_free_choice_only_against_zero(tmp_path, capsys):
+    """`M = N; if tl.load(f_ptr) > 0: M = N + 1` with f_ptr a *i1: Triton widens an int1 by
+    sign extension (True is -1), so `> 0` may never hold and M = N + 1 may be no launch's:
+    unknown. `!= 0` splits any type's values: rejected at M = N + 1 (`when M=1, N=0`), the
+    fault a launch whose flag is set gives."""
+    from .test_adversarial_python_semantics import CONFIG, ring as ring14
+
+    pre = "M = N\nif tl.load(f_ptr) > 0:\n    M = N + 1\n"
+    src = (ring14(warg="M", rarg="N", kernel_pre=pre) + CONFIG).replace(
+        "def k(x_ptr, y_ptr, N,", "def k(x_ptr, y_ptr, f_ptr, N,").replace(
+        '"N": "i32"}', '"N": "i32", "f_ptr": "*i1"}')
+    expect(*dump(tmp_path, capsys, src), ("unknown", "is at values of M (line 9)"))
+    code, err = dump(tmp_path, capsys, src.replace("> 0:", "!= 0:"))
+    expect(code, err, ("rejected", "(when M=1, N=0, p=0) [unconsumed]"))
+    assert "M=0, N=1" not in err, err

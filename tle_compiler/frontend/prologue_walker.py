@@ -717,9 +717,10 @@ class PrologueWalker(Walker):
 
     def free_choice(self, cond: K.Expr) -> bool:
         """Whether some launch takes each way of an ``if`` on ``cond``, whatever its arguments:
-        a comparison of a value read from memory (which may hold 0 or 1, whatever its type) or
-        of ``tl.program_id`` (0 or 1 in a grid of two programs) with 0 or 1, true at one of
-        those values and false at the other (``tl.load(p) > 0``, ``tl.program_id(0) == 0``)."""
+        a comparison of ``tl.program_id`` (0 or 1 in a grid of two programs) or of a value read
+        from memory (0 or 1 where its type is known and no int1, else 0 or nonzero) with 0 or 1,
+        true at one of those values and false at the other (``tl.program_id(0) == 0``,
+        ``tl.load(p) != 0``, ``tl.load(p) > 0`` of an fp32 p)."""
         if not isinstance(cond, K.Compare) or cond.op not in _SPLITS_0_1:
             return False
         x, c = cond.lhs, cond.rhs
@@ -730,10 +731,18 @@ class PrologueWalker(Walker):
             return False
         if _compares(0, op, c.value) == _compares(1, op, c.value):
             return False
+        if isinstance(x, K.Op) and x.name == "tl.program_id":
+            return True
+        if op not in ("==", "!=") or c.value != 0:
+            # a load of an int1 (or of a type not known to be another) may hold 0 and -1 only
+            # (Triton widens it by sign extension): `== 0` / `!= 0` alone split it
+            dt = self.tile_dtype(x)
+            if dt is None or dt in ("int1", "bool", "i1"):
+                return False
         while isinstance(x, K.Op) and x.name == "to" and x.args:
             x = x.args[0]
         if isinstance(x, K.Op):
-            return x.name in ("tl.load", "tl.program_id")
+            return x.name == "tl.load"
         if isinstance(x, K.Name):
             # a name bound to a value read from memory: a param of its own, not computed
             v = self.env.get(x.id)
