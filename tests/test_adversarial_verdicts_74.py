@@ -167,6 +167,21 @@ def test_a_count_chosen_on_a_loaded_value_is_rejected_at_a_launch(tmp_path, caps
            ("rejected", "(when P=0, C=4, i=0) [wait-never-committed]"))
 
 
+def test_a_param_fixing_the_branch_fixes_the_computed_value(tmp_path, capsys):
+    """With C = P if P > 4 else 4, `--param P=7` is the launch computing C = 7: verified for it
+    (unknown before: a fault at C = 0 beside P = 7); `--param P=0` is rejected at C = 4, and a
+    C given that the branch contradicts is unusable input (exit 2)."""
+    src = ring("tl.load(x_ptr).to(tl.int32)", "0").replace(
+        "    C = 0\n", "    if P > 4:\n        C = P\n    else:\n        C = 4\n")
+    code, err = dump(tmp_path, capsys, src, "--param", "P=7")
+    assert code == 0 and "verified for P = 7, C = 7" in err, err
+    expect(*dump(tmp_path, capsys, src, "--param", "P=0"),
+           ("rejected", "(when P=0, C=4, i=0) [wait-never-committed]"))
+    code, err = dump(tmp_path, capsys, src, "--param", "P=7", "--param", "C=3")
+    assert code == 2 and "--param C=3 disagrees with the other values given: the kernel " \
+                         "computes C = 7 there" in err, err
+
+
 def test_a_data_loop_count_is_unknown_not_rejected_at_an_impossible_value(tmp_path, capsys):
     """NC counts the iterations of `range(NP)`, NP loaded: NC = max(NP, 0), the writer's count
     too, at every launch. NC is a loop-carried value the verifier does not model; the kernel

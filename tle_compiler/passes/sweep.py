@@ -491,11 +491,14 @@ def _computed_fault(ctx: PassContext, sw: Sweep, cp=None, checker=None) -> bool:
         faulty = [params for params, _ in sw.protocol] + (
             [sw.deadlock[0]] if sw.deadlock is not None else [])
         tried: set = set()
+        domains = {p.name: p for p in program.params}
         for params in faulty:
             for launch in _launches(params, computed):
                 key = _key(launch)
-                if key in tried or len(tried) >= AFTER_FAULT * 4:
-                    continue
+                if key in tried or len(tried) >= AFTER_FAULT * 4 or any(
+                        k in domains and not domains[k].contains(v)
+                        or launch[k] != ctx.fixed_params.get(k, v) for k, v in launch.items()):
+                    continue  # outside a domain, or not the value --param fixed
                 tried.add(key)
                 try:
                     traces = cp.run(launch, max(0, ctx.budget - sw.events))
