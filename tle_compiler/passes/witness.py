@@ -27,6 +27,7 @@ from ..ir.derived import LaunchWidthError, derive, derive_on_gpu
 from ..ir.nodes import Param, Program
 from ..ir.tracegen import CompiledProgram, TraceBudgetExceeded
 from .cutoff import _domain_range, _order
+from .i32_range import derived_ranges
 from .instances import Checker, InstanceResult
 from .witness_solver import TOTAL_S, solve_bases
 
@@ -203,6 +204,10 @@ def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mappi
     combos = 0
     ended = True  # every tuple enumerated
     solved = _solved(program, bases, lists, faulty, bound) if program.derived and faulty else []
+    # where interval arithmetic keeps every definition's steps inside i32 over the values
+    # enumerated, the GPU computes what derive does at each of them: no tuple to check so
+    box = {p.name: (min(vals), max(vals)) for p, vals in zip(bases, lists) if vals}
+    all_fit = len(box) == len(bases) and derived_ranges(program, box) is not None
     for n, values in enumerate(chain(solved, _by_rank(lists))):
         candidate = n < len(solved)  # checked beside the enumeration, not part of its ranges
         if n >= MAX_TUPLES + len(solved):
@@ -219,7 +224,7 @@ def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mappi
         if env is None:  # a division by zero: no claim covers these values
             whole = False
             continue
-        if not candidate and not _as_on_gpu(program, base, env):
+        if not candidate and not all_fit and not _as_on_gpu(program, base, env):
             # the GPU's i32 steps compute other derived values from these base values (`(N *
             # 2**24) // 2**24` is -55 at N = 201): the combination checked would be no launch's,
             # so a fault there is no witness, and no claim covers the launch with these values
