@@ -319,3 +319,30 @@ def test_interval_arithmetic_agrees_with_the_gpus_steps():
             assert derive_on_gpu(defs, {"N": x, "M": y})[0] == env, (x, y)
     assert derived_ranges(prog, {"N": (0, 2 ** 31 - 1), "M": (0, 1)}) is None  # N + 63 wraps
     assert derived_ranges(prog, {"N": (0, 2 ** 20), "M": (0, 2 ** 20)}) is None  # Q * M may
+
+
+def test_persistent_gemm_counting_its_tiles_two_ways_is_not_rejected(tmp_path, capsys):
+    """Round 73's persistent GEMM, the MMA partition counting its tiles as ``n_tiles // P +
+    tl.where(pid < n_tiles % P, 1, 0)`` (P programs), the loader as ``tl.cdiv(n_tiles - pid,
+    P)``: the same count for every program id below P. The where is no extremum, so its value
+    is an opaque param; the kernel was rejected `when my2=1, N=0, M=0, program_id_0=0,
+    later_programs_0=0 (my_tiles=0)`, where the launch computes my2 = 0. Now unknown (exit 3),
+    naming my2 as a value the kernel computes; checked by hand here over small grids."""
+    from .test_adversarial_verdicts_73 import PERSISTENT, variant
+
+    for n_tiles in range(0, 40):
+        for programs in range(1, 9):
+            for pid in range(programs):
+                cd = c_div(n_tiles - pid + programs - 1, programs)  # tl.cdiv, C's division
+                two = n_tiles // programs + (1 if pid < n_tiles % programs else 0)
+                assert cd == two, (n_tiles, programs, pid)
+    src = variant(PERSISTENT, (
+        "    my_tiles = tl.cdiv(n_tiles - tl.program_id(0), tl.num_programs(0))\n",
+        "    my_tiles = tl.cdiv(n_tiles - tl.program_id(0), tl.num_programs(0))\n"
+        "    my2 = n_tiles // tl.num_programs(0) + tl.where(\n"
+        "        tl.program_id(0) < n_tiles % tl.num_programs(0), 1, 0)\n"),
+        ("(mma, (ab, c_ptr, M, N, n_tn, my_tiles, K_TILES))",
+         "(mma, (ab, c_ptr, M, N, n_tn, my2, K_TILES))"))
+    code, err = dump(tmp_path, capsys, src)
+    expect(code, err, ("unknown", "is at values of my2 (line 17)"))
+    assert "error:" not in err, err
