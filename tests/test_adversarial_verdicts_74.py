@@ -20,7 +20,35 @@ False verdicts found:
   checked against the GPU's i32 steps (ir/derived.derive_on_gpu), the enumerated tuples were
   not. FIXED: passes/witness.py ``_as_on_gpu`` drops an enumerated tuple whose derived values the
   GPU computes otherwise (no fault there is a witness, no claim covers it): bounded for N in
-  [-128, 127].
+  [-128, 127], the reason naming the step that wraps at N = 128; `--param N=201` claims
+  nothing (exit 3, was rejected).
+- Witnesses at values of an opaque param the kernel computes: the reader counting tl.cdiv(N,
+  64) tiles as ``tl.where(N % 64 == 0, N // 64, N // 64 + 1)`` (no extremum: an opaque param C
+  of every integer) was rejected `when C=1, N=0 (P=0)`, where a launch computes C = 0: a correct
+  kernel. So were the same count chosen by an ``if``, ``NC`` counting the iterations of
+  ``range(NP)``, round 73's persistent GEMM counting its tiles as ``n_tiles // P +
+  tl.where(pid < n_tiles % P, 1, 0)``, and round 18's ``while`` loops past the walked budget
+  (K = N + 100, K = N + N). FIXED: frontend/prologue_walker.py marks a kernel-body value
+  computed without reading memory (or chosen between such values by a branch or a loop) as
+  Program.computed; passes/sweep.py ``_computed_fault`` keeps a fault there only where the
+  param holds a value its branches give (a branch on data or the program id: either value; a
+  branch on params: the one its condition takes), re-checking the faulty combinations at those
+  values (`C = P if P > 4 else 4`: rejected `when P=0, C=4`, not `when P=0, C=1`), else the
+  verdict is unknown; `--param` values deciding the branch fix it (verified for P = 7, C = 7).
+  The text form carries it as ``computed NAME LINE [in (...)]`` lines.
+- The solver's floor quotient by a negative divisor (constexpr definitions) was one above
+  Python's: candidates of other values (no false verdict: candidates are checked). FIXED.
+
+Slowness fixed: a search over 200,000 base tuples took 50 s (the i32 check walking the Program
+once per tuple); interval arithmetic over the tuples' box (i32_range.derived_ranges) makes it
+3.5 s. Solver queries share 3 s per search (a hard target, ``(N * M) % 65521``, took 10 s).
+
+Held: a fault of a partition reached through a helper that another partition's fault at the
+same line shadows is reported once (the verdict is right); a branch mixing a load and computed
+values (``if N % 64 == 0: C = tl.load(p) else: C = N // 64 + 1``) keeps C free, and its second
+witness (`C=0, N=1`) is no launch's (the first, `C=1, N=0`, is); a `tl.where` on params with
+non-affine values (``tl.where(N > 0, tl.cdiv(N, 64), 1)``), and a data loop's count, are
+unknown where a fault is real; in a partition such a where is refused (non-affine-loop).
 """
 
 from __future__ import annotations
