@@ -657,7 +657,8 @@ class PrologueWalker(Walker):
                 # a choice between values the arguments determine: one of them at each launch
                 self.k.computed_params[ph] = loc.line
                 options = [self.option(x) for x in (a, b)]
-                guard = self.if_conds.get(id(node.cond)) if isinstance(node, K.If) else None
+                guard = self.read_for(self.if_conds, node.cond) if isinstance(node, K.If) \
+                    else None
                 if all(o is not None for o in options) and isinstance(node, K.If):
                     if self.free_choice(node.cond):  # each way taken at some launch
                         self.k.computed_options[ph] = ((options[0], None), (options[1], None))
@@ -671,16 +672,24 @@ class PrologueWalker(Walker):
 
     @property
     def if_conds(self) -> dict:
-        """Conditions read so far, by the identity of their node (:meth:`cond`)."""
+        """Conditions read so far, by the identity of their node, each beside its node
+        (:meth:`cond`)."""
         return self.__dict__.setdefault("_if_conds", {})
 
     def cond(self, node: K.Expr, guarded: bool = False):
         """The condition as the walker reads it, kept by the node's identity for a value an
         ``if`` chooses (merge_value: which branch's value holds where)."""
-        self.if_params[id(node)] = len(self.k.params.by_key)  # params reserved before it
+        self.if_params[id(node)] = (node, len(self.k.params.by_key))  # params reserved before
         out = super().cond(node, guarded)
-        self.if_conds[id(node)] = out
+        self.if_conds[id(node)] = (node, out)
         return out
+
+    @staticmethod
+    def read_for(table: dict, node) -> object:
+        """What ``table`` (:attr:`if_conds`, :attr:`if_params`) holds for this very node (kept
+        beside it, so that its identity is not another node's that took its place)."""
+        got = table.get(id(node))
+        return got[1] if got is not None and got[0] is node else None
 
     @property
     def if_params(self) -> dict:
@@ -786,7 +795,7 @@ class PrologueWalker(Walker):
         if not (isinstance(key, tuple) and key[:1] in (("load",), ("var",))):
             return False
         if isinstance(node, K.If):
-            start = self.if_params.get(id(node.cond))
+            start = self.read_for(self.if_params, node.cond)
             return start is not None and int(v.param[len(PLACEHOLDER):]) >= start
         return True  # a loop's value: its body may bind it again at each iteration
 
