@@ -58,9 +58,9 @@ def check(capsys, path: Path, params: tuple, expect) -> None:
     if kind == "rejected":
         assert code == 1, text
         assert what in err, text
-    else:  # "bounded": nothing claimed for the values named
+    else:  # "bounded" / "unknown": nothing claimed for the values named
         assert code == 3, text
-        assert "bounded" in err and what in err, text
+        assert f": {kind}: " in err and what in err, text
 
 
 # ----------------------------------------------------------------------------- kernel sources
@@ -503,8 +503,11 @@ CASES = {
                                   ("rejected", "[wait-never-committed]")),
     "loaded count chosen by data": (LOADED_COUNT.replace("PROLOGUE", LOADED["chosen by data"]), (),
                                     ("rejected", "[wait-never-committed]")),
+    # NC counts NP's iterations: max(NP, 0), the writer's count too, at every launch; a value
+    # carried by a loop the verifier does not model, so a fault at one of its values (NP=0,
+    # NC=1: rejected until adversarial round 74) is no launch's
     "loaded count counted again": (LOADED_COUNT.replace("PROLOGUE", LOADED["counted"]), (),
-                                   ("rejected", "[wait-never-committed]")),
+                                   ("unknown", "is at values of NC")),
     "two loads on one line": (LOADED_COUNT.replace("PROLOGUE", LOADED["one line"]), (),
                               ("rejected", "[wait-never-committed]")),
     "a load rebound on one line": (LOADED_COUNT.replace("PROLOGUE", LOADED["one line rebound"]), (),

@@ -123,6 +123,16 @@ class KernelCtx:
         # tl.full([], 5, tl.uint32)`) -> its type: the param drops the type, which decides
         # whether a `while` counter compared with it wraps (frontend/loop_ends.py)
         self.unsigned_params: dict[str, str] = {}
+        # placeholder of a kernel-body value computed, without reading memory, in a way the
+        # verifier does not model (`C = tl.where(N % 64 == 0, N // 64, N // 64 + 1)`, a value a
+        # branch chose between computed ones) -> its line: an opaque param checked for every
+        # value, though a launch gives it one value of its arguments; a fault found at one of
+        # its values is no launch's witness (Program.computed, passes/sweep.py)
+        self.computed_params: dict[str, int] = {}
+        # placeholder of such a value a branch chose on data or the program id (each way taken at
+        # some launch) -> the affine values of the branches, over placeholders: a fault where it
+        # holds one of them is a launch's (Program.computed)
+        self.computed_options: dict[str, tuple] = {}
         # placeholder of a kernel-body value loaded through a pointer of no known element type
         # (or IR variable of a loop over one) -> that pointer (frontend/load_signs.py): the
         # value may be unsigned as well as signed

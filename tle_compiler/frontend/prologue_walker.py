@@ -9,14 +9,14 @@ from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
-from ..ir.expr import Affine
+from ..ir.expr import Affine, BoolOp, Compare, ModCompare, Not
 from ..ir.i32 import fits_i32
 from ..ir.nodes import Loc
 from .context import ASSUME_WHERE, Assumption
 from .load_signs import untyped_source
 from .load_types import own_typed
 from .local_tensors import WalkRules, c_and_python, refusal, shift_out_of_i32, tensor_root
-from .params import is_placeholder, launch_steps, reached
+from .params import PLACEHOLDER, is_placeholder, launch_steps, reached
 from .protocol_terms import assigned_names, compare_chain, generated, src
 from .values import (Aff, BufferRef, Const, Data, HANDLES, KernelArg, Poison, SlotV, Sym, TupleV,
                      Value, WaitV)
@@ -499,6 +499,11 @@ class PrologueWalker(Walker):
                 loc = node.loc
                 ph = self.k.params.reserve(("var", name, loc.file, loc.line, loc.column), py, loc)
                 runtime = True
+                if value.node is not None and not free_value(value.node, self.free_name):
+                    self.k.computed_params[ph] = loc.line
+                    options = self.where_options(value.node)
+                    if options is not None:
+                        self.k.computed_options[ph] = tuple((o, None) for o in options)
             if value.node is not None:
                 self.note_param_type(ph, value.node)
             value = Sym(py, ph, self.src(value.node) if value.node is not None else py, runtime)
@@ -641,8 +646,211 @@ class PrologueWalker(Walker):
             loc = node.loc if node is not None else Loc(self.k.path, 0)
             py = self.k.names.py(name)
             ph = self.k.params.reserve(("var", name, reason), py, loc)
+            free = self.__dict__.setdefault("_free_merged", set())
+            if any(self.arbitrary(x) or self.fresh_free(x, node) for x in (a, b)):
+                # any value at some launch; once so (a loop's merge is read more than once, its
+                # body's values better known the next time), the param stays free
+                free.add(ph)
+                self.k.computed_params.pop(ph, None)
+                self.k.computed_options.pop(ph, None)
+            elif ph not in free:
+                # a choice between values the arguments determine: one of them at each launch
+                self.k.computed_params[ph] = loc.line
+                options = [self.option(x) for x in (a, b)]
+                guard = self.read_for(self.if_conds, node.cond) if isinstance(node, K.If) \
+                    else None
+                if all(o is not None for o in options) and isinstance(node, K.If):
+                    if self.free_choice(node.cond):  # each way taken at some launch
+                        self.k.computed_options[ph] = ((options[0], None), (options[1], None))
+                    elif isinstance(guard, (Compare, ModCompare, BoolOp, Not)):
+                        # the then-branch's value where the condition holds, the else-branch's
+                        # elsewhere (merge_into gives them in that order)
+                        self.k.computed_options[ph] = ((options[0], guard),
+                                                       (options[1], Not(guard)))
             return Sym(py, ph, py)
         return merged
+
+    @property
+    def if_conds(self) -> dict:
+        """Conditions read so far, by the identity of their node, each beside its node
+        (:meth:`cond`)."""
+        return self.__dict__.setdefault("_if_conds", {})
+
+    def cond(self, node: K.Expr, guarded: bool = False):
+        """The condition as the walker reads it, kept by the node's identity for a value an
+        ``if`` chooses (merge_value: which branch's value holds where)."""
+        self.if_params[id(node)] = (node, len(self.k.params.by_key))  # params reserved before
+        out = super().cond(node, guarded)
+        self.if_conds[id(node)] = (node, out)
+        return out
+
+    @staticmethod
+    def read_for(table: dict, node) -> object:
+        """What ``table`` (:attr:`if_conds`, :attr:`if_params`) holds for this very node (kept
+        beside it, so that its identity is not another node's that took its place)."""
+        got = table.get(id(node))
+        return got[1] if got is not None and got[0] is node else None
+
+    @property
+    def if_params(self) -> dict:
+        """How many params were reserved when a condition was read, by its node's identity."""
+        return self.__dict__.setdefault("_if_params", {})
+
+    @staticmethod
+    def option(v: Optional[Value]) -> Optional[Affine]:
+        """``v`` as an affine value over placeholders (an argument, a param, an affine
+        expression of them), else None."""
+        if isinstance(v, Aff):
+            return v.expr
+        if isinstance(v, (KernelArg, Sym)) and is_placeholder(v.param):
+            return Affine.of(v.param)
+        return None
+
+    def where_options(self, node: K.Expr) -> Optional[tuple]:
+        """The two values of ``tl.where(COND, X, Y)`` where some launch takes each (a free
+        choice: COND compares a load or the program id with 0 or 1) and X and Y are affine
+        expressions of names and constants (read again here: no call, so the same values)."""
+        if not (isinstance(node, K.Op) and node.name == "tl.where" and len(node.args) == 3
+                and not node.kwargs and self.free_choice(node.args[0])):
+            return None
+        options = []
+        for x in node.args[1:]:
+            if not all(isinstance(y, (K.Name, K.Const, K.BinOp, K.UnaryOp))
+                       for y in K.walk_expr(x)):
+                return None
+            o = self.option(self.eval(x))
+            if o is None:
+                return None
+            options.append(o)
+        return tuple(options)
+
+    def free_choice(self, cond: K.Expr) -> bool:
+        """Whether some launch takes each way of an ``if`` on ``cond``, whatever its arguments:
+        a comparison of ``tl.program_id`` (0 or 1 in a grid of two programs) or of a value read
+        from memory (0 or 1 where its type is known and no int1, else 0 or nonzero) with 0 or 1,
+        true at one of those values and false at the other (``tl.program_id(0) == 0``,
+        ``tl.load(p) != 0``, ``tl.load(p) > 0`` of an fp32 p)."""
+        if not isinstance(cond, K.Compare) or cond.op not in _SPLITS_0_1:
+            return False
+        x, c = cond.lhs, cond.rhs
+        op = cond.op
+        if isinstance(x, K.Const) and not isinstance(c, K.Const):
+            x, c, op = c, x, _FLIPPED[op]
+        if not isinstance(c, K.Const) or isinstance(c.value, bool) or c.value not in (0, 1):
+            return False
+        if _compares(0, op, c.value) == _compares(1, op, c.value):
+            return False
+        if isinstance(x, K.Op) and x.name == "tl.program_id":
+            return True
+        if op not in ("==", "!=") or c.value != 0:
+            # a load of an int1 (or of a type not known to be another) may hold 0 and -1 only
+            # (Triton widens it by sign extension): `== 0` / `!= 0` alone split it
+            dt = self.tile_dtype(x)
+            if dt is None or dt in ("int1", "bool", "i1"):
+                return False
+        while isinstance(x, K.Op) and x.name == "to" and x.args:
+            x = x.args[0]
+        if isinstance(x, K.Op):
+            return x.name == "tl.load"
+        if isinstance(x, K.Name):
+            # a name bound to a value read from memory: a param of its own, not computed
+            v = self.env.get(x.id)
+            if isinstance(v, Data):
+                return isinstance(v.node, K.Op) and v.node.name == "tl.load"
+            if isinstance(v, Sym) and is_placeholder(v.param) \
+                    and v.param not in self.k.computed_params:
+                key = next((k for k, sl in self.k.params.by_key.items()
+                            if sl.placeholder == v.param), None)
+                return isinstance(key, tuple) and key[:1] in (("load",), ("var",))
+        return False
+
+    def free_name(self, name: str) -> bool:
+        """Whether the name ``name`` holds a value that may be any integer at a launch: bound
+        to a value read from memory or of an operation the verifier knows nothing of (a param
+        of its own that is not computed), or to such a value not bound to a param (not a loop's
+        carried value while its body is walked: `NC += 1` counts, it adds nothing free)."""
+        v = self.env.get(name)
+        if isinstance(v, Sym):
+            if not is_placeholder(v.param) or v.param in self.k.computed_params:
+                return False
+            key = next((k for k, sl in self.k.params.by_key.items()
+                        if sl.placeholder == v.param), None)
+            return isinstance(key, tuple) and key[:1] in (("load",), ("var",))
+        if isinstance(v, Data):
+            # no node: a value the walker does not know (what a loop's body adds decides)
+            return v.key is None and v.node is not None and free_value(v.node, self.free_name)
+        return False  # a loop's carried value (Poison) while its body is walked, or no value
+
+    def fresh_free(self, v: Optional[Value], node) -> bool:
+        """Whether ``v`` is a param of a value read from memory (or of an operation the
+        verifier knows nothing of) that the merged block bound itself: a loop's accumulator of
+        loaded data (``NP += tl.sum(tl.load(p + offs))``, any value after the loop), a value
+        loaded in a branch. One bound before the block (``C = P if P > 4 else 4``) is a value
+        the protocol may read besides: the choice ties the two."""
+        if not (isinstance(v, Sym) and is_placeholder(v.param)
+                and v.param not in self.k.computed_params):
+            return False
+        key = next((k for k, sl in self.k.params.by_key.items() if sl.placeholder == v.param),
+                   None)
+        if not (isinstance(key, tuple) and key[:1] in (("load",), ("var",))):
+            return False
+        if isinstance(node, K.If):
+            start = self.read_for(self.if_params, node.cond)
+            return start is not None and int(v.param[len(PLACEHOLDER):]) >= start
+        return True  # a loop's value: its body may bind it again at each iteration
+
+    def arbitrary(self, v: Optional[Value]) -> bool:
+        """Whether ``v`` may be any integer whatever the other params are: a value read from
+        memory here (not a name bound to one, whose value the protocol may use elsewhere: `C =
+        P if P > 4 else 4` is no value below 4), or one the verifier knows nothing of."""
+        if isinstance(v, Data):
+            return v.node is None or free_value(v.node, self.free_name)
+        return isinstance(v, Poison)
+
+
+def free_value(e: K.Expr, free_name=lambda name: True) -> bool:
+    """Whether the value of ``e`` may be any integer at a launch, whatever its arguments: a
+    value read from memory (``tl.load(p)``, an atomic's, cast or not), one of an operation the
+    verifier knows nothing of, or one of a name ``free_name`` says holds such a value (a loaded
+    value bound to a name, a helper's inlined temporary). Triton's integer arithmetic of
+    arguments, constants and program ids (``tl.where(N % 64 == 0, N // 64, N // 64 + 1)``)
+    gives a value its operands determine: not a free one (Program.computed)."""
+    def loaded(x: K.Expr) -> bool:
+        while isinstance(x, K.Op) and x.name == "to" and x.args:
+            x = x.args[0]
+        return isinstance(x, K.Op) and (x.name == "tl.load" or x.name.startswith("tl.atomic_"))
+
+    if loaded(e):
+        return True
+    for x in K.walk_expr(e):
+        if isinstance(x, K.BinOp) and x.op in ("+", "-") and (loaded(x.lhs) or loaded(x.rhs)):
+            return True  # a loaded value added: any integer, whatever the other operand
+        if isinstance(x, K.Op):
+            if x.name == "to" or x.name == "tl.load" or x.name.startswith("tl.atomic_"):
+                continue
+            name = x.name.rsplit(".", 1)[-1]
+            if not x.name.startswith(("tl.", "triton.language.")) or name not in PURE_CALLS:
+                return True
+        elif isinstance(x, K.Name):
+            if free_name(x.id):
+                return True
+        elif not isinstance(x, (K.Const, K.Global, K.BinOp, K.UnaryOp, K.Compare, K.BoolOp)):
+            return True
+    return False
+
+
+#: Triton calls whose value their operands' values determine
+PURE_CALLS = frozenset({"where", "minimum", "maximum", "cdiv", "abs", "clamp", "program_id",
+                        "num_programs"})
+
+
+#: comparisons :meth:`PrologueWalker.free_choice` reads, and each with its sides swapped
+_SPLITS_0_1 = ("<", "<=", ">", ">=", "==", "!=")
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _compares(a: int, op: str, b: int) -> bool:
+    return a != b if op == "!=" else _holds(a, op, b)
 
 
 def _holds(a: int, op: str, b: int) -> bool:

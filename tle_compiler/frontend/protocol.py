@@ -31,7 +31,7 @@ from ..language.pipe import PipeDecl
 from .context import Assumption, FieldSpec, KernelCtx, PipeInfo
 from .load_types import BOUNDS, narrow_arithmetic
 from .loop_ends import I32_MAX, I32_MIN, counter_wraps
-from .params import (assumed_interval, derivations, finalize, is_placeholder, reached, subst_body,
+from .params import (assumed_interval, derivations, finalize, is_placeholder, reached, subst_body, subst_cond,
                      used_placeholders)
 from .protocol_terms import Names, Source, generated, source_text
 from .shared_memory import check_bound_shapes
@@ -327,6 +327,25 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
     unnamed = frozenset(pnames[slot.placeholder] for key, slot in k.params.by_key.items()
                         if isinstance(key, tuple) and key and key[0] == "load"
                         and slot.placeholder in pnames)
+    # opaque params the kernel computes from its arguments without reading memory: a fault at
+    # one of their values is no launch's witness
+    declared = {p.name for p in (*params, *bases)}
+
+    def options(ph: str) -> Optional[tuple]:
+        """The branches' values of a value a branch chose on data, over the Program's names;
+        None where there are none or one names a value that is no param or base."""
+        got = k.computed_options.get(ph)
+        if got is None or any(not (v.variables | (g.variables if g is not None else set()))
+                              <= pnames.keys() for v, g in got):
+            return None
+        out = tuple((v.substitute(env_names), None if g is None else subst_cond(g, env_names))
+                    for v, g in got)
+        return out if all((v.variables | (g.variables if g is not None else set())) <= declared
+                          for v, g in out) else None
+
+    computed = tuple(sorted((pnames[ph], line, options(ph))
+                            for ph, line in k.computed_params.items()
+                            if ph in pnames and pnames[ph] in declared))
     known = {p.name for p in params} | {b.name for b in bases} | {d.name for d in derived}
     endless = tuple(unchecked_data_loops(k, pnames, known))
     # a run-time division whose value the Program reads, by a divisor that may be 0
@@ -338,7 +357,7 @@ def analyse(kernel: K.Kernel, sources: Optional[dict[str, str]] = None,
                      if division_slots[key] is not None
                      and pnames.get(division_slots[key].placeholder) in known)
     program = Program(kernel.name, params, pipes, tuple(partitions), kernel.loc, derived, bases,
-                      every_access=True, unnamed=unnamed,
+                      every_access=True, unnamed=unnamed, computed=computed,
                       zero_steps=tuple(z if len(z) < 4 else (*z[:3], tuple(
                           x.substitute(env_names) for x in z[3])) for z in k.zero_steps)
                       + endless,

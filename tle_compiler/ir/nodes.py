@@ -301,6 +301,14 @@ class Program:
     #: expression, `n = tl.maximum(tl.load(p), 0)`): a witness names the params computed from
     #: them first (passes/sweep.py). Not compared or shown in the repr, as ``derived``.
     unnamed: frozenset = _field(default=frozenset(), compare=False, repr=False)
+    #: Params that stand for a value the kernel computes in a way the verifier does not model
+    #: (`C = tl.where(N % 64 == 0, N // 64, N // 64 + 1)`), each (name, line, values): checked
+    #: for every value, so a proof stands, but a launch gives each one value of its arguments
+    #: and memory, so a fault found at one of its values is no witness (passes/sweep.py), unless
+    #: it holds one of ``values`` (affine in the params and bases; None: not known), the
+    #: branches' values of one a branch chose on data (each taken at some launch). Printed as
+    #: ``computed NAME LINE [in (...)]`` lines (ir/parser.py); not compared or in the repr.
+    computed: tuple = _field(default=(), compare=False, repr=False)
     #: Loops (of any partition or the kernel body) whose step is computed at run time and may be
     #: 0, where the loop never ends: (location, message), refused by verify-protocol.
     zero_steps: tuple = _field(default=(), compare=False, repr=False)

@@ -123,6 +123,16 @@ The language
   ``int32``, ``uint8``, ``float``, ...); tle-dump then qualifies its proof to them (bounded, exit
   3), as for the Python kernel it printed the line for (adversarial round 62). WHY is a JSON
   string; no TYPE, an unknown one or a blank WHY is refused at its line.
+* ``computed NAME LINE`` (``Program.computed``): the param or base NAME stands for a value the
+  kernel computes (at LINE of its source) in a way the verifier does not model (``C =
+  tl.where(N % 64 == 0, N // 64, N // 64 + 1)``): checked for every value, but a fault at one
+  of its values is no launch's witness, and the verdict is then "unknown" (exit 3), as for the
+  Python kernel tle-dump printed the line for (adversarial round 74). ``computed NAME LINE in
+  (EXPR, ...)``: a value a branch chose on data or the program id, each EXPR (affine in the
+  params and bases) at some launch: a fault where NAME holds one of them is a launch's; ``EXPR
+  when COND``: the value where COND holds (a branch on the params). A NAME that is no param or
+  base declared in the kernel, named twice, or an EXPR or COND naming another value is refused
+  at its line.
 * ``if COND { } else { }``; ``else if COND { }`` is sugar for an ``else`` holding one ``if``.
 * EXPR: affine integer expressions: integers, names, ``+``, ``-``, unary minus, ``INT*EXPR`` and
   ``EXPR*INT``, parentheses. A product of two non-constant expressions is an error.
@@ -510,6 +520,7 @@ class _Builder:
                                        loc=current["loc"], every_access=current["every_access"],
                                        derived=derived, bases=bases, constexprs=constexprs,
                                        signed_only=tuple(current["loaded"]),
+                                       computed=self.computed(current),
                                        zero_steps=tuple(current["endless"])
                                        + self.division_obligations(current, derived, bases)))
 
@@ -527,7 +538,7 @@ class _Builder:
                                      self.loc(item))
                 a = self.attrs(item.children[1:], _KERNEL_ATTRS, f"kernel '{name}'")
                 current = {"name": name, "params": [], "pipes": [], "bases": [], "defs": [], "consts": [], "endless": [], "loaded": [],
-                           "partitions": [], "loc": self.loc(item),
+                           "computed": [], "partitions": [], "loc": self.loc(item),
                            "every_access": bool(a.get("every_access", False))}
                 continue
             if current is None:
@@ -548,6 +559,8 @@ class _Builder:
                 current["endless"].append(self.endless(item, current))
             elif kind == "loaded_decl":
                 current["loaded"].append(self.loaded(item))
+            elif kind == "computed_decl":
+                current["computed"].append(item)
             elif kind == "pipe_decl":
                 current["pipes"].append(self.pipe(item))
             else:
@@ -698,6 +711,36 @@ class _Builder:
             raise self.error(f"the step of 'endless {check}' names '{unknown[0]}', which is no "
                              f"param, base or definition declared before it", self.loc(stated))
         return (self.loc(item), message, check, (step,))
+
+    def computed(self, current: dict) -> tuple:
+        """The ``computed NAME LINE [in (EXPR, ...)]`` lines (Program.computed) as (name, line,
+        values or None): each NAME a param or base declared in the kernel, once, each EXPR an
+        affine expression of them."""
+        out: dict[str, tuple] = {}
+        declared = {p.name for p in current["params"]} | {b.name for b in current["bases"]}
+        for item in current["computed"]:
+            name = str(item.children[0])
+            if name not in declared:
+                raise self.error(f"'computed {name}': {name} is no param or base of kernel "
+                                 f"'{current['name']}'", self.loc(item))
+            if name in out:
+                raise self.error(f"'computed {name}' is declared twice", self.loc(item))
+            values = None
+            if len(item.children) > 2 and item.children[2] is not None:
+                values = tuple(
+                    (self.affine(t.children[0], f"a value of 'computed {name}'"),
+                     self.cond(t.children[1]) if len(t.children) > 1 and t.children[1] is not None
+                     else None)
+                    for t in item.children[2].children)
+                for v, g in values:
+                    unknown = sorted((v.variables | (g.variables if g is not None else set()))
+                                     - declared)
+                    if unknown:
+                        raise self.error(f"a value of 'computed {name}' names '{unknown[0]}', "
+                                         f"which is no param or base of kernel "
+                                         f"'{current['name']}'", self.loc(item))
+            out[name] = (name, int(item.children[1]), values)
+        return tuple(out[k] for k in sorted(out))
 
     def loaded(self, item: Tree) -> tuple:
         """``loaded PTR (TYPE, ...) "WHY"``: the verdict holds only where PTR points to one of

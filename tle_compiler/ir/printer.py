@@ -75,7 +75,8 @@ def print_program(program: Program, locations: bool = False) -> str:
                                  + [f"def {_n(d.name)} = {definition_text(d.definition)}"
                                     for d in program.derived]
                                  + _endless(program, locations)
-                                 + _loaded(program, locations)]
+                                 + _loaded(program, locations)
+                                 + [_computed(c) for c in getattr(program, "computed", ())]]
     if program.pipes:
         width = max(len(_n(p.name)) for p in program.pipes)
         sections.append([_pipe(p, width) for p in program.pipes])
@@ -110,6 +111,15 @@ def _endless(program: Program, locations: bool) -> list[str]:
         stated = f" step({step})" if step is not None and step.variables <= known else ""
         lines.append(_located(f"endless {word}{stated} {json.dumps(message)}", loc, locations))
     return lines
+
+
+def _computed(entry: tuple) -> str:
+    """A param the kernel computes in a way the verifier does not model (Program.computed) as
+    ``computed NAME LINE``, with ``in (EXPR, ...)`` where a branch chose it on data."""
+    name, line, values = entry
+    tail = f" in ({', '.join(str(v) + ('' if g is None else f' when {g}') for v, g in values)})" \
+        if values else ""
+    return f"computed {_n(name)} {line}{tail}"
 
 
 def _loaded(program: Program, locations: bool) -> list[str]:

@@ -42,9 +42,10 @@ class PassContext:
     _seen: set = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        # values of base params fix the derived params they determine (fixed_params.py; a
-        # ValueError when they contradict a value given or a domain)
-        if self.fixed_params and self.program.derived:
+        # values of base params fix the derived params they determine, and the computed ones
+        # whose branch they decide (fixed_params.py; a ValueError when they contradict a value
+        # given or a domain)
+        if self.fixed_params and (self.program.derived or getattr(self.program, "computed", ())):
             from .fixed_params import fix
 
             self.fixed_params = fix(self.program, self.fixed_params)

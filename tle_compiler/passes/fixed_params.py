@@ -35,8 +35,10 @@ def fix(program: Program, given: Mapping[str, int]) -> dict[str, int]:
     division by zero, a negative exponent or shift: the message says which), or when a derived
     value lies outside its param's domain (a ``tle.assume`` a launch with these values fails)."""
     out = dict(given)
-    if not program.derived or not given:
+    if not given:
         return out
+    if not program.derived:
+        return _fix_computed(program, out)
     names = fixable(program)
     params = {p.name: p for p in program.params}
     base = {k: v for k, v in given.items() if k in names}
@@ -62,6 +64,28 @@ def fix(program: Program, given: Mapping[str, int]) -> dict[str, int]:
             raise ValueError(f"the values given ({_shown(base)}) give {d.name} = {value} ({d}), "
                              f"outside the domain of {d.name} ({p.domain()})")
         out[d.name] = value
+    return _fix_computed(program, out)
+
+
+def _fix_computed(program: Program, out: dict[str, int]) -> dict[str, int]:
+    """``out`` with each computed param (Program.computed) whose branch the values in ``out``
+    decide fixed to that branch's value (``C = P if P > 4 else 4`` with P = 7: C = 7), as a
+    launch with those values computes it; one given that disagrees is a ValueError. A value a
+    branch on data chose (no condition) stays free."""
+    for name, _, values in getattr(program, "computed", ()):
+        if not values or any(g is None for _, g in values):
+            continue
+        known = [(v, g) for v, g in values
+                 if (v.variables | g.variables) <= out.keys() - {name}]
+        if len(known) != len(values):
+            continue
+        taken = [v.eval(out) for v, g in known if g.eval(out) is True]
+        if len(taken) != 1:
+            continue
+        if name in out and out[name] != taken[0]:
+            raise ValueError(f"--param {name}={out[name]} disagrees with the other values "
+                             f"given: the kernel computes {name} = {taken[0]} there")
+        out[name] = taken[0]
     return out
 
 

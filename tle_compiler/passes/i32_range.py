@@ -203,6 +203,83 @@ def _definitions(program: Program, env: dict[str, int], ranges: dict[str, Interv
     return _gpu_differs(program, env)
 
 
+def _fits(b) -> bool:
+    return b[0] is not None and b[1] is not None and I32_MIN <= b[0] and b[1] <= I32_MAX
+
+
+def _product(a, b) -> Interval:
+    """The interval of the products of two closed intervals."""
+    corners = [x * y for x in a for y in b]
+    return min(corners), max(corners)
+
+
+def _fit_intervals(d: Definition, ranges: Mapping[str, Interval]) -> Optional[Interval]:
+    """The interval of ``d`` over ``ranges`` when interval arithmetic shows every operand and
+    intermediate result of it inside i32 (so the GPU's i32 steps compute the unbounded values),
+    else None (an open end, an operation it does not bound: shifts, powers, bitwise ones, an
+    i64 step)."""
+    if d.op in ("<<", ">>", "**", "&", "|", "^") or d.wide:
+        return None
+    xs = []
+    for a in d.args:
+        if isinstance(a, Definition):
+            x = _fit_intervals(a, ranges)
+        else:
+            if not a.variables <= ranges.keys():
+                return None
+            x = a.span(ranges)
+        if x is None or not _fits(x):
+            return None
+        xs.append(x)
+    out = _interval(d, xs)
+    return out if out is not None and _fits(out) else None
+
+
+def _interval(d: Definition, xs: list) -> Optional[Interval]:
+    """``d``'s operation over its operands' intervals ``xs`` (None: not bounded here)."""
+    from ..ir.derived import WIDEN, c_div, quotient_bounds
+
+    op = d.op
+    if op == WIDEN:
+        return xs[0]
+    if op in ("min", "minimum"):
+        return min(x[0] for x in xs), min(x[1] for x in xs)
+    if op in ("max", "maximum"):
+        return max(x[0] for x in xs), max(x[1] for x in xs)
+    if op == "abs" and len(xs) == 1:
+        (lo, hi), = xs
+        return (lo, hi) if lo >= 0 else (-hi, -lo) if hi <= 0 else (0, max(-lo, hi))
+    if len(xs) != 2:  # next_power_of_2, or an arity the operations below do not have
+        return None
+    (a0, a1), (b0, b1) = xs
+    if op == "+":
+        return a0 + b0, a1 + b1
+    if op == "-":
+        return a0 - b1, a1 - b0
+    if op == "*":
+        return _product((a0, a1), (b0, b1))
+    if op in ("//", "%") and b0 == b1 and b0 > 0:
+        return quotient_bounds(op, a0, a1, b0, d.c)
+    if op == "//" and d.c and (b0 > 0 or b1 < 0):
+        # C's quotient is monotone in each operand on either side of a zero divisor: corners
+        q = [c_div(x, y) for x in (a0, a1) for y in (b0, b1)]
+        return min(q), max(q)
+    return None
+
+
+def derived_ranges(program: Program, ranges: Mapping[str, Interval]) -> Optional[dict]:
+    """The intervals of the derived params over the base params' ``ranges`` when interval
+    arithmetic shows every definition's operands and intermediate results inside i32 there
+    (no base value in them makes the GPU compute other derived values), else None."""
+    out = dict(ranges)
+    for d in program.derived:
+        got = _fit_intervals(d.definition, out)
+        if got is None:
+            return None
+        out[d.name] = got
+    return out
+
+
 def first_wrap(program: Program, values: Mapping[str, Union[int, Interval]],
                bases: Optional[Mapping[str, int]] = None) -> Optional[str]:
     """The first expression ``program`` computes outside i32 for its params' ``values`` (each a
@@ -230,4 +307,4 @@ def first_wrap(program: Program, values: Mapping[str, Union[int, Interval]],
     return None
 
 
-__all__ = ["I32_MAX", "I32_MIN", "ON_GPU", "definitions_wrap", "first_wrap"]
+__all__ = ["I32_MAX", "I32_MIN", "ON_GPU", "definitions_wrap", "derived_ranges", "first_wrap"]

@@ -30,7 +30,7 @@ from ..ir.unroll import Instance, unroll
 from .context import PassContext
 from .cutoff import Plan, plan
 from .exact_bases import launch_values, over_bases
-from .i32_range import ON_GPU, definitions_wrap, first_wrap
+from .i32_range import ON_GPU, definitions_wrap, derived_ranges, first_wrap
 from .instances import Checker, Problem
 from .verdict import BOUNDED, PROVED, UNKNOWN, Verdict
 from .witness import base_params, search
@@ -72,6 +72,10 @@ class Sweep:
     #: derived param is affine in them and the independent check's fault needs values no launch
     #: gives
     exact: Optional[Verdict] = None
+    #: a fault the independent check found at values of params the kernel computes in a way the
+    #: verifier does not model (Program.computed): no launch is known to give them, so the
+    #: verdict is "unknown" (its check, line and values, and what the params are)
+    opaque: str = ""
     #: named pipe -> the hand-offs (``PIPE.commit`` / ``PIPE.release``) found implying its
     #: releases over the instances checked (passes/named_release.py; tle-dump names them)
     named_hops: dict[str, set[str]] = field(default_factory=dict)
@@ -153,13 +157,21 @@ class Sweep:
             return v
         wrapped: Optional[tuple[dict[str, int], str]] = None
         kept: list[dict[str, int]] = []
-        for n, d in enumerate(done + stopped or [{}]):
-            why = first_wrap(program, d, bases)
-            if why is None:
-                if n < len(done):
-                    kept.append(d)
-            elif wrapped is None:
-                wrapped = (d, why)
+        # base values checked: where interval arithmetic keeps every definition's steps in i32
+        # over their hull, the derived params' intervals join it and one walk covers them all
+        # (one walk per value took minutes after 200,000 tuples of a search for witnesses)
+        every = derived_ranges(program, {**{k: (x, x) for k, x in bases.items()}, **hull}) \
+            if self.unreal and done and not stopped else None
+        if every is not None and first_wrap(program, every) is None:
+            kept = list(done)
+        else:
+            for n, d in enumerate(done + stopped or [{}]):
+                why = first_wrap(program, d, bases)
+                if why is None:
+                    if n < len(done):
+                        kept.append(d)
+                elif wrapped is None:
+                    wrapped = (d, why)
         # a claim over the base values checked names a box of them (safe_ranges): the hull of
         # those kept would take in values left out between them, where a step wraps
         over_bases = self.unreal and v.kind != PROVED
@@ -200,6 +212,9 @@ class Sweep:
     def _verdict(self, ctx: PassContext) -> Verdict:
         if self.exact is not None:
             return self.exact
+        if self.opaque:
+            return Verdict(UNKNOWN, scope=self.plan.scope, checked=safe_ranges(self.done),
+                           reason=self.opaque, events=self.events)
         if self.unreal:
             bases = [p.name for p in base_params(ctx.program)]
             names = ", ".join(bases)
@@ -340,7 +355,9 @@ def sweep(ctx: PassContext) -> Sweep:
     """The context's sweep, run on first use (or taken from a recent identical one)."""
     if ctx.sweep is not None:
         return ctx.sweep
+    # (the fields a program does not compare by, which the sweep reads, beside it)
     key = (ctx.program, ctx.program.derived, ctx.program.bases,
+           getattr(ctx.program, "computed", ()),
            tuple(sorted(ctx.fixed_params.items())), ctx.bound, ctx.budget)
     try:
         hit = _RECENT.get(key)
@@ -419,11 +436,104 @@ def _run_sweep(ctx: PassContext) -> Sweep:
         sw.stopped_at = None
     if run(pl.values, stop_on_fault=False) and pl.short and not sw.faulty:
         sw.exhausted = pl.short
+    if sw.faulty and _computed_fault(ctx, sw, cp, checker):
+        return sw
     if sw.faulty and ctx.program.derived:
         _from_bases(ctx, sw, cp, checker)
         if sw.unreal and not sw.base_complete:
             _over_bases(ctx, sw)
     return sw
+
+
+def _launches(params: dict[str, int], computed: dict) -> Iterator[dict[str, int]]:
+    """``params`` with each computed param (Program.computed) set to each value its branches
+    give there: the combinations a launch gives (none where a param's values are not known)."""
+    choices: list[list[tuple[str, int]]] = []
+    for k, (_, values) in computed.items():
+        if values is None or k not in params:
+            return
+        got = sorted({v.eval(params) for v, g in values if v.variables <= params.keys()
+                      and (g is None or g.variables <= params.keys() and g.eval(params) is True)})
+        if not got:
+            return
+        choices.append([(k, x) for x in got])
+    for picked in _lazy_product(choices):
+        yield {**params, **dict(picked)}
+
+
+def _computed_fault(ctx: PassContext, sw: Sweep, cp=None, checker=None) -> bool:
+    """Whether the faults found are at values of params the kernel computes from its arguments
+    in a way the verifier does not model (Program.computed: ``C = tl.where(N % 64 == 0, N // 64,
+    N // 64 + 1)``, checked as any integer): a launch gives C one value of N, perhaps never the
+    one of the fault (the ring above is correct, and was rejected `when C=1, N=0`). Such a fault
+    is dropped, unless each such param holds there one of the values a branch on data gives it
+    (``M = N; if tl.load(p) > 0: M = N + 1`` at M = N + 1: a launch whose memory holds 1); with
+    none left the verdict is "unknown", its reason naming the fault and the params."""
+    program = ctx.program
+    names = {p.name for p in program.params} | {b.name for b in program.bases}
+    computed = {k: (line, values) for k, line, values in getattr(program, "computed", ())
+                if k in names}
+    if not computed:
+        return False
+
+    def launched(params: dict[str, int]) -> bool:
+        # each computed value one of the values its branches give there (a branch on data or
+        # the program id: some launch takes each); derived params: their witnesses need bases
+        if program.derived:
+            return False
+        for k, (_, values) in computed.items():
+            if values is None or k not in params:
+                return False
+            # a value whose guard holds there (None: a branch on data, taken at some launch)
+            if not any(v.variables <= params.keys() and params[k] == v.eval(params)
+                       and (g is None or g.variables <= params.keys() and g.eval(params) is True)
+                       for v, g in values):
+                return False
+        return True
+
+    protocol = [(params, pr) for params, pr in sw.protocol if launched(params)]
+    deadlock = sw.deadlock if sw.deadlock is not None and launched(sw.deadlock[0]) else None
+    if not protocol and deadlock is None and cp is not None and not program.derived:
+        # none is a launch's: check the faulty combinations again with each computed param set
+        # to a value its branches give there (`C = P if P > 4 else 4` at P = 0: C = 4)
+        faulty = [params for params, _ in sw.protocol] + (
+            [sw.deadlock[0]] if sw.deadlock is not None else [])
+        tried: set = set()
+        domains = {p.name: p for p in program.params}
+        for params in faulty:
+            for launch in _launches(params, computed):
+                key = _key(launch)
+                if key in tried or len(tried) >= AFTER_FAULT * 4 or any(
+                        k in domains and not domains[k].contains(v)
+                        or launch[k] != ctx.fixed_params.get(k, v) for k, v in launch.items()):
+                    continue  # outside a domain, or not the value --param fixed
+                tried.add(key)
+                try:
+                    traces = cp.run(launch, max(0, ctx.budget - sw.events))
+                except TraceBudgetExceeded:
+                    continue
+                sw.events += cp.work
+                if checker.clean(traces):
+                    continue
+                res = checker.check(traces)
+                protocol += [(launch, pr) for pr in res.problems]
+                if deadlock is None and res.deadlock is not None:
+                    deadlock = (launch, res.deadlock)
+            if protocol or deadlock is not None:
+                break
+    if protocol or deadlock is not None:
+        sw.protocol, sw.deadlock = protocol, deadlock
+        return True
+    params, pr = sw.protocol[0] if sw.protocol else sw.deadlock
+    line = _instances(ctx, params, pr.at).event.loc.line
+    which = ", ".join(f"{k} (line {n})" for k, (n, _) in computed.items())
+    sw.opaque = (f"the fault found ({pr.check} at line {line} when "
+                 f"{_values(params, None, program)}) is at values of {which}, which the kernel "
+                 f"computes in a way the verifier does not model (checked as any integer, where "
+                 f"a launch gives one value of its arguments and memory): no launch is known to "
+                 f"give them")
+    sw.protocol, sw.deadlock, sw.faulty = [], None, False
+    return True
 
 
 def _from_bases(ctx: PassContext, sw: Sweep, cp, checker: Checker) -> None:
@@ -452,6 +562,9 @@ def _from_bases(ctx: PassContext, sw: Sweep, cp, checker: Checker) -> None:
     sw.base_checked = found.checked_ranges()
     keys = list(found.checked)  # one value per base param appended for each tuple checked
     sw.base_values = [dict(zip(keys, t)) for t in zip(*found.checked.values())]
+    # tuples not checked because the GPU computes other derived values from them: each wraps
+    # (i32_range.first_wrap), so _within_i32 keeps them out of the claim and names the first
+    sw.base_values += found.elsewhere
     sw.base_complete = found.complete
     sw.base_skipped = found.skipped
     sw.exhausted = found.stopped or None  # what stopped the independent check matters no more

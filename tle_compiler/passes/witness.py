@@ -18,6 +18,7 @@ needs ``M`` above 128) is found without enumerating every smaller tuple.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Iterator, Mapping, Optional
@@ -26,8 +27,9 @@ from ..ir.derived import LaunchWidthError, derive, derive_on_gpu
 from ..ir.nodes import Param, Program
 from ..ir.tracegen import CompiledProgram, TraceBudgetExceeded
 from .cutoff import _domain_range, _order
+from .i32_range import derived_ranges
 from .instances import Checker, InstanceResult
-from .witness_solver import solve_bases
+from .witness_solver import TOTAL_S, solve_bases
 
 #: Each base param's values reach at least this far from zero (or from its domain's least value) ...
 MIN_SPAN = 16
@@ -55,7 +57,8 @@ class BaseSearch:
     ``skipped``: the base tuples enumerated that are no launch a claim over the values checked
     is about: a derived value outside its param's domain (``tle.assume``), or another value than
     a param fixed (``--param``), over the unbounded integers (sweep.py keeps those only where the
-    GPU computes the same derived values)."""
+    GPU computes the same derived values); ``elsewhere``: those whose derived values the GPU
+    computes otherwise (sweep.py names the first as a value the claim leaves out)."""
 
     faults: list[tuple[dict[str, int], dict[str, int], InstanceResult]] = field(default_factory=list)
     checked: dict[str, list[int]] = field(default_factory=dict)
@@ -63,6 +66,9 @@ class BaseSearch:
     events: int = 0
     complete: bool = False
     skipped: list[dict[str, int]] = field(default_factory=list)
+    #: the base tuples enumerated whose derived values the GPU computes otherwise than the
+    #: unbounded integers (a step wraps in i32): not checked, each a launch no claim covers
+    elsewhere: list[dict[str, int]] = field(default_factory=list)
 
     def checked_ranges(self) -> dict[str, str]:
         return {k: (f"[{min(vs)}, {max(vs)}]" if len(set(vs)) > 1 else f"{{{vs[0]}}}")
@@ -131,13 +137,33 @@ def _solved(program: Program, bases: list[Param], lists: list[list[int]],
         target = {k: v for k, v in params.items() if k in names}
         if target not in targets:
             targets.append(target)
-    for target in targets[:MAX_SOLVED]:
-        got = solve_bases(program, bases, target, limited)
+    deadline = time.monotonic() + TOTAL_S  # every target's queries together
+    targets = targets[:MAX_SOLVED]
+    for i, target in enumerate(targets):
+        # an equal share of the time left to each target still to solve (a first one's
+        # shrinking leaves the others time for a model)
+        now = time.monotonic()
+        got = solve_bases(program, bases, target, limited,
+                          now + (deadline - now) / (len(targets) - i))
         if got is not None:
             values = tuple(got[p.name] for p in bases)
             if values not in out:
                 out.append(values)
     return out
+
+
+def _as_on_gpu(program: Program, base: dict[str, int], env: dict[str, int]) -> bool:
+    """Whether the GPU computes from ``base`` (each an i32 value: a launch types an integer
+    argument that fits i32 as i32) the derived values ``env`` holds, which the definitions gave
+    over the unbounded integers; a definition of runtime values is computed in i32 (i64 where it
+    widens), where a step may wrap."""
+    if not any(d.definition.c for d in program.derived):
+        return True  # constexprs only: Python's integers, as derive computes them
+    try:
+        gpu = derive_on_gpu(program.derived, base)
+    except LaunchWidthError:
+        return False
+    return gpu is not None and all(gpu[0][d.name] == env[d.name] for d in program.derived)
 
 
 def _a_launch(program: Program, base: dict[str, int], env: Optional[dict[str, int]],
@@ -148,11 +174,7 @@ def _a_launch(program: Program, base: dict[str, int], env: Optional[dict[str, in
     if env is None or any(not p.contains(env[p.name]) or env[p.name] != fixed.get(p.name, env[p.name])
                           for p in program.params):
         return False
-    try:
-        gpu = derive_on_gpu(program.derived, base)
-    except LaunchWidthError:
-        return False
-    return gpu is not None and all(gpu[0][d.name] == env[d.name] for d in program.derived)
+    return _as_on_gpu(program, base, env)
 
 
 def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mapping[str, int],
@@ -182,6 +204,10 @@ def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mappi
     combos = 0
     ended = True  # every tuple enumerated
     solved = _solved(program, bases, lists, faulty, bound) if program.derived and faulty else []
+    # where interval arithmetic keeps every definition's steps inside i32 over the values
+    # enumerated, the GPU computes what derive does at each of them: no tuple to check so
+    box = {p.name: (min(vals), max(vals)) for p, vals in zip(bases, lists) if vals}
+    all_fit = len(box) == len(bases) and derived_ranges(program, box) is not None
     for n, values in enumerate(chain(solved, _by_rank(lists))):
         candidate = n < len(solved)  # checked beside the enumeration, not part of its ranges
         if n >= MAX_TUPLES + len(solved):
@@ -197,6 +223,13 @@ def search(program: Program, cp: CompiledProgram, checker: Checker, fixed: Mappi
             continue
         if env is None:  # a division by zero: no claim covers these values
             whole = False
+            continue
+        if not candidate and not all_fit and not _as_on_gpu(program, base, env):
+            # the GPU's i32 steps compute other derived values from these base values (`(N *
+            # 2**24) // 2**24` is -55 at N = 201): the combination checked would be no launch's,
+            # so a fault there is no witness, and no claim covers the launch with these values
+            whole = False
+            out.elsewhere.append(base)
             continue
         params = {p.name: env[p.name] for p in program.params}
         if any(not domains[k].contains(v) for k, v in params.items()):

@@ -16,6 +16,7 @@ operations, powers, ``next_power_of_2``) give no candidate.
 
 from __future__ import annotations
 
+import time
 from typing import Mapping, Optional, Sequence
 
 from ..ir.derived import WIDEN, Definition
@@ -26,6 +27,10 @@ from ..ir.nodes import Param, Program
 #: How long one solver query may take (milliseconds); a first query that times out gives no
 #: candidate, a later one keeps the smallest model found.
 TIMEOUT_MS = 1000
+#: How long the solver may take over one search for witnesses, every query of every target
+#: together (seconds): a query past it is not asked, a shrinking stops with the best model found
+#: (a tle-dump of a kernel whose targets are hard, `(N * M) % 65521`, stays within seconds).
+TOTAL_S = 3.0
 #: How many times a model is asked for again with a bound on the sum of the base values'
 #: magnitudes, bisected (a witness a reader can follow: ``M = 129`` rather than ``M = 1900000``).
 SHRINK_ROUNDS = 12
@@ -47,9 +52,11 @@ def _c_rem(z3, a, b):
 
 
 def _floor_div(z3, a, b):
-    """Python's floor quotient: Euclidean division rounded toward minus infinity."""
-    q = a / b  # Euclidean: a = b*q + r with 0 <= r < |b|
-    return z3.If(z3.And(b < 0, a % b != 0), q + 1, q)
+    """Python's floor quotient from z3's Euclidean one (``a = b*q + r`` with ``0 <= r < |b|``):
+    the same for ``b > 0``; for ``b < 0`` the Euclidean quotient is the ceiling of ``a / b``,
+    one above the floor where the division is inexact (``7 // -2`` is -4, Euclid's -3)."""
+    q = a / b
+    return z3.If(z3.And(b < 0, a % b != 0), q - 1, q)
 
 
 def _floor_rem(z3, a, b):
@@ -104,18 +111,28 @@ def _value(z3, d: Definition, xs: list, side: list):
 
 
 def solve_bases(program: Program, bases: Sequence[Param], target: Mapping[str, int],
-                ranges: Mapping[str, tuple[int, int]]) -> Optional[dict[str, int]]:
+                ranges: Mapping[str, tuple[int, int]], deadline: Optional[float] = None
+                ) -> Optional[dict[str, int]]:
     """Base values (one per param of ``bases``) within ``ranges`` (inclusive, per base param;
     i32 where absent) and the params' domains, whose derived values make each of the Program's
     params named in ``target`` equal its value there; None when there are none, the solver ran
-    out of time, or a definition is one it does not model."""
+    out of time, or a definition is one it does not model. ``deadline`` (time.monotonic()):
+    no query runs past it."""
     try:
         import z3
     except ImportError:  # pragma: no cover - z3-solver is a dependency
         return None
+
+    def left_ms() -> int:
+        if deadline is None:
+            return TIMEOUT_MS
+        return min(TIMEOUT_MS, int((deadline - time.monotonic()) * 1000))
+
+    if left_ms() <= 0:
+        return None
     env = {p.name: z3.Int(p.name) for p in bases}
     solver = z3.Solver()
-    solver.set("timeout", TIMEOUT_MS)
+    solver.set("timeout", left_ms())
     for p in bases:
         lo, hi = ranges.get(p.name, (I32_MIN, I32_MAX))
         if p.min is not None:
@@ -143,9 +160,10 @@ def solve_bases(program: Program, bases: Sequence[Param], target: Mapping[str, i
     size = z3.Sum([z3.Abs(env[p.name]) for p in bases]) if bases else z3.IntVal(0)
     lo, hi = -1, sum(abs(v) for v in best.values())
     for _ in range(SHRINK_ROUNDS):
-        if hi - lo <= 1:
+        if hi - lo <= 1 or left_ms() <= 0:
             break
         mid = (lo + hi) // 2
+        solver.set("timeout", left_ms())
         solver.push()
         solver.add(size <= mid)
         if solver.check() == z3.sat:
