@@ -1251,7 +1251,11 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
             # numbers both, where floor and truncation agree: the one value (a tile count
             # `tl.cdiv(N, BN)` of a constexpr N read specialised, a divisor of `i // ...`)
             return z3.IntVal(n // c if e.op in ("//", ">>") else n % c)
-        q, r = _quotient(model, a, z3.IntVal(c), inst)
+        # `>>` floors (an arithmetic shift), `//` and `%` truncate (Triton's sdiv / srem): a
+        # shift's quotient is its own, never one `//` of the same operands reads (`s >> 1` is
+        # -2 at s = -3, `s // 2` is -1: adversarial round 75)
+        q, r = _quotient(model, a, z3.IntVal(c), inst,
+                         tag="shr" if e.op == ">>" else "quot")
         return q if e.op in ("//", ">>") else r
     if e.op in ("//", "%") and c is None and model.arith.divides(model, e, inst, where):
         # a divisor that is no number (`j // tl.cdiv(N, BN)` of a run-time N): the quotient
@@ -1279,7 +1283,9 @@ def _quotient(model: Model, a, b, inst: Instance, guard=None, tag: str = "quot")
     ``a >= 0`` and ``b > 0`` both agree and the quotient is the one floor gives, so two
     partitions dividing one value by one divisor get one quotient (a tile's row
     ``j // tl.cdiv(N, BN)`` and column ``j % tl.cdiv(N, BN)`` give ``j`` back). ``guard``:
-    where the constraints hold (elsewhere the quotient is any value)."""
+    where the constraints hold (elsewhere the quotient is any value). ``tag``: the operation
+    (a quotient is shared by equal operands of one tag only): "quot" for `//` and `%`, "cdiv",
+    and "shr" for a `>>` by a number, ``b`` its power of two, read as floor exactly."""
     z3 = model.z3
     # one quotient for one dividend and divisor (z3's terms are hash-consed: equal terms have
     # one id), as race_wraps._wrapped keeps one wrap: the tile count `tl.cdiv(N, BN)` that
@@ -1296,6 +1302,8 @@ def _quotient(model: Model, a, b, inst: Instance, guard=None, tag: str = "quot")
         facts = z3.And(r < size, r > -size,
                        z3.Or(r == 0, z3.And(r > 0, z3.Or(a > 0, b > 0)),
                              z3.And(r < 0, z3.Or(a < 0, b < 0))))
+        if tag == "shr":  # a right shift by a positive power of two: floor, exactly
+            facts = z3.And(r >= 0, r < size)
         fact = facts if guard is None else z3.Implies(guard, facts)
         hit = memo[key] = (q, r, fact, a, b)  # (the terms held: their ids name no other)
     q, r, fact = hit[:3]

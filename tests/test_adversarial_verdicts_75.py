@@ -1,0 +1,85 @@
+"""A seventy-fifth adversarial round (adversarial round 75): the memory-race model's changes of
+round FR20 (frontend/race_terms.py's one quotient per dividend and divisor and one term per
+expression and instance, the 2-d mask read with the pointer's lanes, global_races.py's
+row-pitch split) and the partition guard clause (frontend/build.py).
+
+Kernels tried: a ring whose two partitions store to one global array after their pipe events,
+at addresses that divide, shift or split an argument; each verdict checked against the value
+the GPU computes (C's truncating ``//`` and ``%``, an arithmetic ``>>``).
+
+False verdicts found:
+
+- ``s >> 1`` and ``s // 2`` one quotient: the quotient memo keyed a dividend and a divisor
+  alone, so a right shift by 1 (floor, an arithmetic shift) and a ``//`` by 2 (truncation,
+  Triton's sdiv) of one value were one unknown. A partition storing at ``y + (s >> 1) + 1``
+  and another at ``y + s // 2`` was verified; at s = -1 both store ``y[0]``. FIXED:
+  race_terms._quotient keys its operation too (a shift's quotient its own, read as floor
+  exactly).
+"""
+
+from __future__ import annotations
+
+from .adversarial_support import dump, expect
+
+#: two partitions after a ring, each storing once to `y_ptr` at STORE_A / STORE_B (lines 18 and
+#: 27); `s` and `d` are run-time int32 arguments
+TWO_STORES = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N, s, d):
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 128], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, y_ptr, N, s, d)),
+                             (consume, (kv, y_ptr, N, s, d))], [4], [232])
+
+
+def produce(kv, x_ptr, y_ptr, N, s, d):
+    w = kv.writer()
+    for t in range(N):
+        sl = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(sl.tile), tl.load(x_ptr + t * 128 + tl.arange(0, 128)))
+        w.commit(t)
+    STORE_A
+
+
+def consume(kv, y_ptr, N, s, d):
+    r = kv.reader()
+    for t in range(N):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        r.release(t)
+    STORE_B
+
+
+DEFAULT_CONFIG = {
+    "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32", "s": "i32", "d": "i32"},
+    "constexprs": {},
+    "num_warps": 4,
+    "grid": (1,),
+}
+'''
+
+
+def two_stores(a: str, b: str) -> str:
+    return TWO_STORES.replace("STORE_A", a).replace("STORE_B", b)
+
+
+def test_a_shift_and_a_division_of_one_value_are_two_quotients(tmp_path, capsys):
+    """`s >> 1` floors, `s // 2` truncates: at s = -1 (or -2) `(s >> 1) + 1` and `s // 2` are
+    both 0. Before: verified (the two read as one quotient)."""
+    code, err = dump(tmp_path, capsys, two_stores("tl.store(y_ptr + (s >> 1) + 1, 1.0)",
+                                                  "tl.store(y_ptr + s // 2, 2.0)"))
+    expect(code, err, ("rejected", "kernel.py:27: error: partitions 'produce' (store at line 18)",
+                       "`y_ptr` + 0", "[memory-race]"))
+
+
+def test_one_shift_in_two_partitions_is_one_quotient(tmp_path, capsys):
+    """The correct twin: both partitions shift `s`, one storing the even element of a pair,
+    the other the odd one (and a shift beside itself plus one): verified."""
+    code, err = dump(tmp_path, capsys, two_stores("tl.store(y_ptr + 2 * (s >> 1), 1.0)",
+                                                  "tl.store(y_ptr + 2 * (s >> 1) + 1, 2.0)"))
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, two_stores("tl.store(y_ptr + s // 2, 1.0)",
+                                                  "tl.store(y_ptr + s // 2 + 1, 2.0)"))
+    expect(code, err, "verified")
