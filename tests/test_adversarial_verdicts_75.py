@@ -15,6 +15,15 @@ False verdicts found:
   and another at ``y + s // 2`` was verified; at s = -1 both store ``y[0]``. FIXED:
   race_terms._quotient keys its operation too (a shift's quotient its own, read as floor
   exactly).
+- A divisor that may be 0 read as one value: ``s // d`` and ``s % d`` of a run-time ``d`` had
+  one quotient ``q`` and the remainder ``s - d * q`` wherever ``d`` was 0 or -1 too, so ``s %
+  d`` was exactly ``s`` at d = 0 (a remainder by 0 is undefined: LLVM's UB, PTX's "unspecified,
+  machine-specific value"), and the quotients of two partitions one value there. ``tl.store(y +
+  s % d)`` beside ``tl.store(y + s + 1 + d)`` under ``tle.assume(d >= 0)`` and ``s >= 0`` was
+  verified. FIXED: race_terms._quotient gives each occurrence a value of its own where the
+  divisor may be 0 or -1 (``If(guard, q, unknown)``), unless z3 proves the divisor neither
+  under the instance's constraints (``tl.cdiv(N, BN)`` of an N assumed >= 1: the GEMM stays
+  verified).
 """
 
 from __future__ import annotations
@@ -83,3 +92,27 @@ def test_one_shift_in_two_partitions_is_one_quotient(tmp_path, capsys):
     code, err = dump(tmp_path, capsys, two_stores("tl.store(y_ptr + s // 2, 1.0)",
                                                   "tl.store(y_ptr + s // 2 + 1, 2.0)"))
     expect(code, err, "verified")
+
+
+def test_a_remainder_by_a_divisor_that_may_be_0_is_any_value(tmp_path, capsys):
+    """`s % d` at d = 0 is undefined; the model read it as `s` (`s - 0 * q`), so `y + s % d`
+    and `y + s + 1 + d` never met. Before: verified."""
+    src = two_stores("tl.store(y_ptr + (s % d), 1.0)", "tl.store(y_ptr + s + 1 + d, 2.0)")
+    src = src.replace("    kv = tle.pipe", "    tle.assume(d >= 0)\n    tle.assume(s >= 0)\n"
+                      "    kv = tle.pipe")
+    code, err = dump(tmp_path, capsys, src)
+    expect(code, err, ("rejected", "kernel.py:29: error: partitions 'produce' (store at line 20)",
+                       "[memory-race]"))
+
+
+def test_a_quotient_by_a_divisor_proved_positive_is_shared(tmp_path, capsys):
+    """The correct twin: `d` assumed >= 1, `s // d` of the two partitions is one value, and
+    `y + s // d` beside `y + s // d + 1` apart: verified. Assumed >= 0 only, the two
+    quotients are any values at d = 0: refused."""
+    src = two_stores("tl.store(y_ptr + s // d, 1.0)", "tl.store(y_ptr + s // d + 1, 2.0)")
+    code, err = dump(tmp_path, capsys, src.replace(
+        "    kv = tle.pipe", "    tle.assume(d >= 1)\n    kv = tle.pipe"))
+    expect(code, err, "verified")
+    code, err = dump(tmp_path, capsys, src.replace(
+        "    kv = tle.pipe", "    tle.assume(d >= 0)\n    kv = tle.pipe"))
+    expect(code, err, ("rejected", "kernel.py:28: error: partitions 'produce'", "[memory-race]"))

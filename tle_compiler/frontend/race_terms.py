@@ -1309,7 +1309,34 @@ def _quotient(model: Model, a, b, inst: Instance, guard=None, tag: str = "quot")
     q, r, fact = hit[:3]
     inst.fresh.append(q)
     inst.constraints.append(fact)
+    if guard is not None and not _implied(model, guard, inst):
+        # where the divisor may be 0 or -1 (a division by 0 undefined, INT_MIN // -1
+        # overflowing), each occurrence's value there is any value of its own, as a `// 0`
+        # of a number's is (`div0`): the shared quotient would make `s // d` of two
+        # partitions one value at d = 0, and `a - b * q` makes `s % 0` exactly `s`
+        # (adversarial round 75)
+        q = z3.If(guard, q, model.fresh("divany", inst))
+        r = z3.If(guard, r, model.fresh("divany", inst))
     return q, r
+
+
+#: z3's resource limit for proving a quotient's divisor neither 0 nor -1 (:func:`_implied`)
+GUARD_RLIMIT = 200_000
+
+
+def _implied(model: Model, guard, inst: Instance) -> bool:
+    """Whether ``guard`` holds wherever ``inst``'s constraints and the model's facts do (z3
+    proves its negation unsatisfiable in :data:`GUARD_RLIMIT`): every query of a term of
+    ``inst`` holds those, so a value that differs only where ``guard`` fails never shows."""
+    z3 = model.z3
+    key = (guard.get_id(), id(inst.constraints), len(inst.constraints), len(model.facts))
+    memo = model.cache.setdefault("implied", {})
+    if key not in memo:
+        solver = z3.Solver()
+        solver.set("rlimit", GUARD_RLIMIT)
+        solver.add(*inst.constraints, *model.facts, z3.Not(guard))
+        memo[key] = (solver.check() == z3.unsat, inst.constraints)
+    return memo[key][0]
 
 
 def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
