@@ -24,6 +24,16 @@ False verdicts found:
   divisor may be 0 or -1 (``If(guard, q, unknown)``), unless z3 proves the divisor neither
   under the instance's constraints (``tl.cdiv(N, BN)`` of an N assumed >= 1: the GEMM stays
   verified).
+
+Held (verdicts checked true, pinned below): a guard clause after a partition's events (`if N >
+3: return` before its last commit: rejected at N = 4; the reader guarded alike: verified);
+guards of two partitions whose conditions overlap at s = 0 (both store: memory-race) or
+exclude each other (verified); `a, b = z.shape` read by position (a store at `y + a` of a
+[64, 128] tile meets one at `y + 64`). No false verdict was found in the 2-d mask rule
+(race_terms._Aligned: a range reached on two axes through a name assigned twice, a reshape, a
+trans or a tuple item keeps lanes apart) nor in the row-pitch split (global_races._rows_apart,
+an identity of integers once z3 proves the columns in `[0, N)`: `cols <= N` and an unmasked
+column are refused).
 """
 
 from __future__ import annotations
@@ -116,3 +126,94 @@ def test_a_quotient_by_a_divisor_proved_positive_is_shared(tmp_path, capsys):
     code, err = dump(tmp_path, capsys, src.replace(
         "    kv = tle.pipe", "    tle.assume(d >= 0)\n    kv = tle.pipe"))
     expect(code, err, ("rejected", "kernel.py:28: error: partitions 'produce'", "[memory-race]"))
+
+
+#: a ring whose writer commits one tile past its loop, the reader waiting it
+LATE = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N):
+    tle.assume(N >= 0)
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 64], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, N)), (consume, (kv, y_ptr, N))],
+                            [4], [232])
+
+
+def produce(kv, x_ptr, N):
+    w = kv.writer()
+    for p in range(N):
+        s = w.acquire(p)
+        tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + p * 64 + tl.arange(0, 64)))
+        w.commit(p)
+    if N > 3:
+        return
+    s = w.acquire(N)
+    tl.store(tle.gpu.local_ptr(s.tile), tl.load(x_ptr + tl.arange(0, 64)))
+    w.commit(N)
+
+
+def consume(kv, y_ptr, N):
+    r = kv.reader()
+    for p in range(N):
+        res = r.wait(p)
+        tl.store(y_ptr + p * 64 + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(p)
+    READER_GUARD
+    res = r.wait(N)
+    tl.store(y_ptr + tl.arange(0, 64), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+    r.release(N)
+
+
+DEFAULT_CONFIG = {"signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32"},
+                  "constexprs": {}}
+'''
+
+
+def test_a_guard_clause_after_the_events_skips_the_last_commit(tmp_path, capsys):
+    """The writer's `if N > 3: return` after its loop skips commit(N), which the reader waits:
+    rejected at N = 4. The reader guarded alike (`if N > 3: return` before its last wait):
+    verified."""
+    code, err = dump(tmp_path, capsys, LATE.replace("    READER_GUARD\n", ""))
+    expect(code, err, ("rejected", "kernel.py:32: error: the reader waits index 4 of pipe 'kv'",
+                       "when N=4", "[wait-never-committed]"))
+    code, err = dump(tmp_path, capsys, LATE.replace("READER_GUARD", "if N > 3:\n        return"))
+    expect(code, err, "verified")
+
+
+def test_guard_clauses_of_two_partitions_that_both_pass_at_one_value_race(tmp_path, capsys):
+    """`if s > 0: return` beside `if s < 0: return`: at s = 0 both store y[0] (memory-race);
+    beside `if s <= 0: return` the two never both store: verified."""
+    a = "if s > 0:\n        return\n    tl.store(y_ptr, 1.0)"
+    code, err = dump(tmp_path, capsys, two_stores(a, "if s < 0:\n        return\n"
+                                                     "    tl.store(y_ptr, 2.0)"))
+    expect(code, err, ("rejected", "kernel.py:31: error: partitions 'produce' (store at line 20)",
+                       "`y_ptr` + 0", "[memory-race]"))
+    code, err = dump(tmp_path, capsys, two_stores(a, "if s <= 0:\n        return\n"
+                                                     "    tl.store(y_ptr, 2.0)"))
+    expect(code, err, "verified")
+
+
+def test_a_shape_unpacked_by_position_gives_the_first_dimension(tmp_path, capsys):
+    """`a, b = z.shape` of a [64, 128] tile: `y + a` is `y + 64`, which the other partition
+    stores (memory-race at `y_ptr` + 64)."""
+    code, err = dump(tmp_path, capsys, two_stores(
+        "z = tl.zeros([64, 128], tl.float32)\n    a, b = z.shape\n    tl.store(y_ptr + a, 1.0)",
+        "tl.store(y_ptr + 64, 2.0)"))
+    expect(code, err, ("rejected", "[memory-race]", "`y_ptr` + 64"))
+
+
+def test_a_2d_mask_one_column_past_the_pitch_is_refused(tmp_path, capsys):
+    """Two partitions store the tiles of columns [0, 64) and [64, 128) of rows `rows` of a
+    row pitch N: masked `cols <= N`, column N of row r is column 0 of row r + 1, which the
+    other stores (memory-race); unmasked columns likewise."""
+    def tile(c0: str, mask: str) -> str:
+        return (f"rows = tl.program_id(0) * 64 + tl.arange(0, 64)\n"
+                f"    cols = {c0} + tl.arange(0, 64)\n"
+                f"    tl.store(y_ptr + rows[:, None] * d + cols[None, :], "
+                f"tl.zeros([64, 64], tl.float32), mask={mask})")
+    ok = "(rows[:, None] < N) & (cols[None, :] < d)"
+    for bad in ("(rows[:, None] < N) & (cols[None, :] <= d)", "rows[:, None] < N"):
+        code, err = dump(tmp_path, capsys, two_stores(tile("0", ok), tile("64", bad)))
+        expect(code, err, ("rejected", "[memory-race]"))
