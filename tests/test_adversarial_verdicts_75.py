@@ -30,10 +30,16 @@ Held (verdicts checked true, pinned below): a guard clause after a partition's e
 guards of two partitions whose conditions overlap at s = 0 (both store: memory-race) or
 exclude each other (verified); `a, b = z.shape` read by position (a store at `y + a` of a
 [64, 128] tile meets one at `y + 64`). No false verdict was found in the 2-d mask rule
-(race_terms._Aligned: a range reached on two axes through a name assigned twice, a reshape, a
-trans or a tuple item keeps lanes apart) nor in the row-pitch split (global_races._rows_apart,
-an identity of integers once z3 proves the columns in `[0, N)`: `cols <= N` and an unmasked
-column are refused).
+(race_terms._Aligned: a range reached on two axes, through a name assigned twice too, keeps
+its lanes apart; 200 random pairs of 2-d stores of `r = tl.arange(0, 4)` and `c` on either
+axis, masked, at a pitch of 3, 4, 5 or a run-time `s`, checked by enumeration) nor in the
+row-pitch split (global_races._rows_apart, an identity of integers once z3 proves the columns
+in `[0, N)`: `cols <= N` and an unmasked column are refused), nor in 400 random pairs of
+addresses dividing, shifting and taking remainders of `s` by `d` or numbers.
+
+False refusals held: a pointer through `tl.reshape(offs, (1, 128))` or `tl.trans(offs[:, None])`
+beside the mask `offs[None, :] >= 64` reads no lanes shared (a rank the rule does not follow),
+so it is refused beside a twin masked `< 64`, which it never meets.
 """
 
 from __future__ import annotations
