@@ -34,8 +34,9 @@ exclude each other (verified); `a, b = z.shape` read by position (a store at `y 
 its lanes apart; 200 random pairs of 2-d stores of `r = tl.arange(0, 4)` and `c` on either
 axis, masked, at a pitch of 3, 4, 5 or a run-time `s`, checked by enumeration) nor in the
 row-pitch split (global_races._rows_apart, an identity of integers once z3 proves the columns
-in `[0, N)`: `cols <= N` and an unmasked column are refused), nor in 400 random pairs of
-addresses dividing, shifting and taking remainders of `s` by `d` or numbers.
+in `[0, N)`: `cols <= N` and an unmasked column are refused), nor in 300 random pairs of
+addresses dividing, shifting and taking remainders of `s` by `d` or numbers, and 200 more of
+the loop variable `t` stored at in both partitions' loops (quotients of two instances).
 
 False refusals held: a pointer through `tl.reshape(offs, (1, 128))` or `tl.trans(offs[:, None])`
 beside the mask `offs[None, :] >= 64` reads no lanes shared (a rank the rule does not follow),
