@@ -1251,7 +1251,11 @@ def _binop(model: Model, e: K.BinOp, inst: Instance, depth: int, where: str):
             # numbers both, where floor and truncation agree: the one value (a tile count
             # `tl.cdiv(N, BN)` of a constexpr N read specialised, a divisor of `i // ...`)
             return z3.IntVal(n // c if e.op in ("//", ">>") else n % c)
-        q, r = _quotient(model, a, z3.IntVal(c), inst)
+        # `>>` floors (an arithmetic shift), `//` and `%` truncate (Triton's sdiv / srem): a
+        # shift's quotient is its own, never one `//` of the same operands reads (`s >> 1` is
+        # -2 at s = -3, `s // 2` is -1: adversarial round 75)
+        q, r = _quotient(model, a, z3.IntVal(c), inst,
+                         tag="shr" if e.op == ">>" else "quot")
         return q if e.op in ("//", ">>") else r
     if e.op in ("//", "%") and c is None and model.arith.divides(model, e, inst, where):
         # a divisor that is no number (`j // tl.cdiv(N, BN)` of a run-time N): the quotient
@@ -1279,7 +1283,9 @@ def _quotient(model: Model, a, b, inst: Instance, guard=None, tag: str = "quot")
     ``a >= 0`` and ``b > 0`` both agree and the quotient is the one floor gives, so two
     partitions dividing one value by one divisor get one quotient (a tile's row
     ``j // tl.cdiv(N, BN)`` and column ``j % tl.cdiv(N, BN)`` give ``j`` back). ``guard``:
-    where the constraints hold (elsewhere the quotient is any value)."""
+    where the constraints hold (elsewhere the quotient is any value). ``tag``: the operation
+    (a quotient is shared by equal operands of one tag only): "quot" for `//` and `%`, "cdiv",
+    and "shr" for a `>>` by a number, ``b`` its power of two, read as floor exactly."""
     z3 = model.z3
     # one quotient for one dividend and divisor (z3's terms are hash-consed: equal terms have
     # one id), as race_wraps._wrapped keeps one wrap: the tile count `tl.cdiv(N, BN)` that
@@ -1296,12 +1302,41 @@ def _quotient(model: Model, a, b, inst: Instance, guard=None, tag: str = "quot")
         facts = z3.And(r < size, r > -size,
                        z3.Or(r == 0, z3.And(r > 0, z3.Or(a > 0, b > 0)),
                              z3.And(r < 0, z3.Or(a < 0, b < 0))))
+        if tag == "shr":  # a right shift by a positive power of two: floor, exactly
+            facts = z3.And(r >= 0, r < size)
         fact = facts if guard is None else z3.Implies(guard, facts)
         hit = memo[key] = (q, r, fact, a, b)  # (the terms held: their ids name no other)
     q, r, fact = hit[:3]
     inst.fresh.append(q)
     inst.constraints.append(fact)
+    if guard is not None and not _implied(model, guard, inst):
+        # where the divisor may be 0 or -1 (a division by 0 undefined, INT_MIN // -1
+        # overflowing), each occurrence's value there is any value of its own, as a `// 0`
+        # of a number's is (`div0`): the shared quotient would make `s // d` of two
+        # partitions one value at d = 0, and `a - b * q` makes `s % 0` exactly `s`
+        # (adversarial round 75)
+        q = z3.If(guard, q, model.fresh("divany", inst))
+        r = z3.If(guard, r, model.fresh("divany", inst))
     return q, r
+
+
+#: z3's resource limit for proving a quotient's divisor neither 0 nor -1 (:func:`_implied`)
+GUARD_RLIMIT = 200_000
+
+
+def _implied(model: Model, guard, inst: Instance) -> bool:
+    """Whether ``guard`` holds wherever ``inst``'s constraints and the model's facts do (z3
+    proves its negation unsatisfiable in :data:`GUARD_RLIMIT`): every query of a term of
+    ``inst`` holds those, so a value that differs only where ``guard`` fails never shows."""
+    z3 = model.z3
+    key = (guard.get_id(), id(inst.constraints), len(inst.constraints), len(model.facts))
+    memo = model.cache.setdefault("implied", {})
+    if key not in memo:
+        solver = z3.Solver()
+        solver.set("rlimit", GUARD_RLIMIT)
+        solver.add(*inst.constraints, *model.facts, z3.Not(guard))
+        memo[key] = (solver.check() == z3.unsat, inst.constraints)
+    return memo[key][0]
 
 
 def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
