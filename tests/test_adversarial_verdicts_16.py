@@ -546,14 +546,6 @@ def test_a_prefetch_the_lowering_refuses(tmp_path, capsys, nbytes):
 _BRANCH = body("if C % 4 == 1:\n    K = N\nelse:\n    K = N + 1\n", rarg="K")
 
 
-_HELD_COMPILE = pytest.mark.xfail(strict=True, reason=(
-    "round 74: read generically, K (chosen by `if C % 4 == 1` in the kernel body) is a computed "
-    "param and the hang at K = N + 1 is unknown, not rejected; the compile path, which passes C "
-    "as a fixed value rather than reading the kernel specialised as --param does, then lowers "
-    "the C = 3 kernel with a warning instead of refusing it"))
-
-
-@_HELD_COMPILE
 def test_a_constexpr_branch_verified_for_the_value_given(tmp_path, capsys):
     """`if C % 4 == 1: K = N else: K = N + 1` in the kernel body, the reader looping K times:
     safe exactly where C % 4 == 1. `tle-dump --param C=-7` reads it specialised and verifies it;
@@ -594,7 +586,6 @@ def test_a_constexpr_branch_lowered_as_it_was_verified(tmp_path, capsys, c):
     lowers_to_its_events(at_c)
 
 
-@_HELD_COMPILE
 def test_a_constexpr_branch_compiled_per_value(tmp_path, capsys):
     """The reading lowered for C = -7 is not the one for C = 3: compile_kernel with C = 3 after
     C = -7 refuses the kernel (the hang tle-dump --param C=3 names), and C = 1 compiles its own
@@ -615,7 +606,6 @@ def test_a_constexpr_branch_compiled_per_value(tmp_path, capsys):
     assert "C: gl.constexpr = 1" in other.tle_generated.source
 
 
-@_HELD_COMPILE
 def test_a_constexpr_branch_launched_per_value(tmp_path):
     """A launch compiles the kernel through its runtime (lowering/runtime.py), keyed by every
     constexpr: C = -7 and C = 1 compile (each its own entry), C = 3 is refused. Before, the

@@ -470,7 +470,15 @@ def test_a_process_with_the_child_prints_what_main_prints(args, tmp_path, capsys
                        capture_output=True, text=True)
 
     def timeless(text: str) -> str:
-        return re.sub(r"\(\d+\.\d+ s(; the file \d+\.\d+ s)?\)", "(s)", text)
+        text = re.sub(r"\(\d+\.\d+ s(; the file \d+\.\d+ s)?\)", "(s)", text)
+        # a race's witness values (the iterations, the address, the argument values) are the
+        # model z3 returns, which may differ with what the process checked before (a file
+        # checked in-process before another, or by the forked child): the same verdicts,
+        # lines, partitions and kinds, not always the same launch
+        text = re.sub(r" at [^()]*?=[^()]*?\) and ", " at W) and ", text)
+        text = re.sub(r" at [^()]*?=[^()]*?\) can reach the same global address [^,(]*"
+                      r"(\(with [^)]*\))?", " at W) can reach the same global address A", text)
+        return text
 
     assert (r.returncode, r.stdout, timeless(r.stderr)) == (code, got.out, timeless(got.err))
     assert "error" in got.err or "DEFAULT_CONFIG" in got.err

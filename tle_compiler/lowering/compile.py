@@ -149,8 +149,8 @@ def verified_reading(info, read, bind: dict, constexprs: Optional[dict]):
     generic reading cannot be checked at its value: `if C % 4 == 1: K = N else: K = N + 1` in the
     kernel body leaves K a param of its own), the generic reading is not proved at these values
     and the reading specialised to them (``read(bind)``, the one ``tle-dump --param`` verifies)
-    gets a better verdict, or the generic one is rejected (nothing is lowered, and the errors
-    are then the specialised reading's, as tle-dump --param reports them). Then the specialised
+    gets a better verdict or is rejected, or the generic one is rejected (nothing is lowered,
+    and the errors are then the specialised reading's, as tle-dump --param reports them). Then the specialised
     reading is lowered, for these values only: a launch or compile with other values reads the
     kernel again (the runtime keys its compiled kernels by every constexpr). The generic reading
     stays the one lowered whenever it is proved, so that the Gluon of a kernel lowered for any
@@ -172,8 +172,11 @@ def verified_reading(info, read, bind: dict, constexprs: Optional[dict]):
         return info
     if generic == "rejected":  # nothing is lowered: the errors are those tle-dump --param gives
         return specialised
-    if _VERDICT_RANK.get(_verdict_at(specialised, dict(constexprs or {})), 1) > \
-            _VERDICT_RANK.get(generic, 1):
+    at_values = _verdict_at(specialised, dict(constexprs or {}))
+    if at_values == "rejected" or _VERDICT_RANK.get(at_values, 1) > _VERDICT_RANK.get(generic, 1):
+        # a fault of the reading at these values is a fault of every launch with them, however
+        # the generic reading's verdict reads (`unknown` where the fault found there is at a
+        # value of a param the kernel computes, which it cannot tie to the constexpr's)
         return specialised
     return info
 
