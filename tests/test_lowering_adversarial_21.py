@@ -46,9 +46,13 @@ line, as Triton refuses it ("Cannot have `return` statements inside `while` or `
 Left open (test_a_dot_plus_a_tensor_folds_into_its_accumulator_in_triton, xfail): Triton's
 combine pass rewrites ``addf(dot(a, b, 0), d)`` (the dot's result used once) into ``dot(a, b,
 d)``: ``tl.dot(a, b, out_dtype=tl.float16) + 1.5`` accumulates from 1.5 in f16 where the lowering
-adds 1.5 to the f16 product, one more f16 rounding (``acc += tl.dot(a, b)`` and ``tl.dot(a, b)
-+ c`` alike in f32, one f32 rounding, since before today). A plain Triton ``G = True`` global
-(no constexpr) is refused by Triton ("Cannot access global variable") and read by tle-dump.
+adds 1.5 to the f16 product, one more f16 rounding; ``acc += tl.dot(a, b)`` and ``tl.dot(a, b)
++ c`` alike in f32 (one f32 rounding more, since before today; a named dot read once, ``d =
+tl.dot(a, b)`` then ``d + c``, too). Not for fp8 operands (their max_num_imprecise_acc is not 0)
+or ``-``. Folding it needs a KIR rewrite ahead of schedule-wgmma that casts and broadcasts ``c``
+to the product's type and shape, and a count of a named dot's reads. (A plain ``G = True``
+global, no constexpr, is read as ``TRITON_ALLOW_NON_CONSTEXPR_GLOBALS=1`` reads it, as
+docs/language.md says: now the bool it is there too.)
 ``h() // 3`` of a negative returned constant stays refused at the line (true words).
 """
 
@@ -195,9 +199,13 @@ def test_what_triton_refuses_of_a_dots_types_is_refused_at_the_line(tmp_path, ad
 
 @pytest.mark.xfail(strict=True, reason="left open: Triton folds addf(dot(a, b, 0), d) into the "
                                        "dot's accumulator; the lowering adds after the product")
-def test_a_dot_plus_a_tensor_folds_into_its_accumulator_in_triton(tmp_path):
-    expr = "tl.dot(a, b, out_dtype=tl.float16) + 1.5"
-    sig = _dot_sig("float16", "float16", "float16")
+@pytest.mark.parametrize("sdt, expr", [
+    ("float16", "tl.dot(a, b, out_dtype=tl.float16) + 1.5"),
+    # `acc += tl.dot(a, b)`'s form: Triton's wgmma accumulates into acc, one rounding less
+    ("float32", "a.to(tl.float32) + tl.dot(a, b)"),
+], ids=["f16-plus-number", "f32-tensor-plus"])
+def test_a_dot_plus_a_tensor_folds_into_its_accumulator_in_triton(tmp_path, sdt, expr):
+    sig = _dot_sig("float16", "float16", sdt)
     ours, theirs = _tle_dot(tmp_path, "float16", expr, sig), _plain_dot(tmp_path, expr, sig)
     assert _arith(ours) == _arith(theirs), (_arith(ours), _arith(theirs))
 
