@@ -21,6 +21,11 @@ Wrong and fixed:
   the default's wgmma (lowering/translate.py ``dot``), the same warp_group_dot as Triton's.
   With an fp16 accumulator Triton builds a dot whose IR type is not its Python type (its own
   store then fails to verify): still refused at the line.
+* test_the_shape_of_a_slots_field_is_refused_in_true_words: ``a, b = res.slot.tile.shape``
+  (``s = res.slot.tile.shape``; ``.dtype``, ``.numel``) was refused at its line as "`.shape` of
+  something that is not a pipe slot", untrue words (it is a slot's field). Still refused, in
+  words saying what it is and what to write (the shape of the loaded tile, which is lowered:
+  lowering/translate.py ``ex_SlotField``).
 
 Held (pinned below): ``out_dtype=tl.float16`` of fp16 operands chained as the next dot's
 accumulator, cast ``.to(tl.float32)``, scaled, an accumulator of fp16 values; int8 operands
@@ -273,3 +278,19 @@ def test_a_guard_clause_before_a_partitions_events_lowers_as_an_if_else(tmp_path
     rc, out = _dump(path, "-q", "--gluon")
     assert "    if (N <= 0):\n        gl.store(y_ptr, 1.0)\n    else:\n" in out, out
     assert compile_kernel((str(path), "k"), _config(path)["signature"], {}).asm["ttgir"]
+
+
+@pytest.mark.parametrize("body", ["a, b = res.slot.tile.shape\n" + S % "t + b",
+                                  "d = res.slot.tile.dtype\n" + S % "t.to(d)"],
+                         ids=["shape", "dtype"])
+def test_the_shape_of_a_slots_field_is_refused_in_true_words(tmp_path, body):
+    text = _tle_text(body, "int8")
+    rc, out = _dump(_write(tmp_path, text), "-q")
+    assert rc == 1 and f"kernel.py:{_line(text, 'res.slot.tile.')}: error" in out, out
+    assert "of a slot's field (a shared-memory buffer) is not supported" in out, out
+    assert "not a pipe slot" not in out, out
+    loaded = "a, b = tl.load(tle.gpu.local_ptr(res.slot.tile)).shape\n" + S % "t + b"
+    _same_as_triton(tmp_path, loaded.replace("tl.load(tle.gpu.local_ptr(res.slot.tile))", "t"),
+                    "int8")
+    rc, out = _dump(_write(tmp_path, _tle_text(loaded, "int8")), "-q")
+    assert rc == 0, out

@@ -677,6 +677,12 @@ class FnTranslator:
         if base.kind == "tensor" and node.field == "dtype" and base.dtype is not None \
                 and base.exact_dtype:
             return V("dtype", f"gl.{base.dtype}", value=base.dtype)
+        if base.kind == "smem" and node.field in ("shape", "dtype", "numel"):
+            # a slot's field (a shared-memory buffer), `res.slot.tile.shape`: it was refused as
+            # "something that is not a pipe slot", untrue words (lowering round 21)
+            raise self.err(f"`.{node.field}` of a slot's field (a shared-memory buffer) is not "
+                           f"supported by the lowering: read it from the tile loaded from it "
+                           f"(`tl.load(tle.gpu.local_ptr(...)).{node.field}`)", node)
         if base.kind != "slot":
             raise self.err(f"`.{node.field}` of something that is not a pipe slot", node)
         pp: PipePlan = self.ctx.plans[base.value["pipe"]]
