@@ -21,6 +21,13 @@ Wrong and fixed:
   the default's wgmma (lowering/translate.py ``dot``), the same warp_group_dot as Triton's.
   With an fp16 accumulator Triton builds a dot whose IR type is not its Python type (its own
   store then fails to verify): still refused at the line.
+* test_a_shape_item_changing_a_names_type_in_a_branch_is_refused_at_the_line: ``a, b =
+  t.shape`` (``s = t.shape``, ``s[0]``) then ``if M < 5: t = t + a`` of an int8 tile: Triton's
+  shape item is an i32 tensor, so the branch makes ``t`` an int32 and Triton refuses the kernel
+  ("the then block redefines it as int32"); the frontend typed the item as a Python number
+  (``t + a`` an int8), tle-dump verified the kernel and the Gluon compile failed at its own
+  ``if`` line. Now the item is an int32 to the frontend's types (frontend/triton_rules.py
+  ``shape_item``, read by ``scalar_int_type``), so the kernel is refused at the ``if``.
 * test_the_shape_of_a_slots_field_is_refused_in_true_words: ``a, b = res.slot.tile.shape``
   (``s = res.slot.tile.shape``; ``.dtype``, ``.numel``) was refused at its line as "`.shape` of
   something that is not a pipe slot", untrue words (it is a slot's field). Still refused, in
@@ -294,3 +301,22 @@ def test_the_shape_of_a_slots_field_is_refused_in_true_words(tmp_path, body):
                     "int8")
     rc, out = _dump(_write(tmp_path, _tle_text(loaded, "int8")), "-q")
     assert rc == 0, out
+
+
+@pytest.mark.parametrize("body", [
+    "a, b = t.shape\nif a < b:\n    t = t + a\n" + S % "t",
+    "s = t.shape\nif M < 5:\n    t = t + s[0]\n" + S % "t",
+    "a, b = t.shape\nc = b\nif M < 5:\n    t = t * c\n" + S % "t",
+], ids=["unpacked", "subscript", "renamed"])
+def test_a_shape_item_changing_a_names_type_in_a_branch_is_refused_at_the_line(tmp_path, body):
+    assert "but the then block redefines it as int32" in _refused_int8(tmp_path, body)
+    text = _tle_text(body, "int8")
+    rc, out = _dump(_write(tmp_path, text), "-q")
+    assert rc == 1 and f"kernel.py:{_line(text, 'if ')}: error" in out, out
+    assert "the then branch binds it to a int32 block" in out, out
+
+
+def _refused_int8(tmp_path, body: str) -> str:
+    with pytest.raises(Exception) as info:
+        _plain(tmp_path, body, "int8")
+    return _texts(info.value)
