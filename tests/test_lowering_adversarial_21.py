@@ -13,7 +13,10 @@ Wrong and fixed:
   = 127 is -128.0 in Triton, 128.0 here). Now a bool module constant keeps its bool
   (frontend/scope.py ``is_bool`` / ``bools``, build_support.py ``Module.consts``; the folding
   readers still see 0 / 1) and is made a tensor where a helper returns it or a tuple holds it
-  (build_calls.py, build_support.py ``tensor_items_of``), as an int constant is.
+  (build_calls.py, build_support.py ``tensor_items_of``), as an int constant is. Read as an
+  int32, ``if M < 5: t = t + h()`` (a loop alike) of an int8 ``t`` was refused as a change of
+  its type that Triton refuses (Triton compiles it: an i8 beside an i1 stays an i8); the
+  frontend's types now read it as an int1 (triton_rules.py ``scalar_int_type``).
 * test_a_float16_out_dtype_of_fp32_or_bf16_operands_is_tritons_fp32_product: ``tl.dot(a, b,
   out_dtype=tl.float16)`` of fp32 / bf16 operands without an accumulator: Triton 3.6's
   semantic.dot types their product fp32 whatever a float16 out_dtype says; the lowering refused
@@ -89,6 +92,8 @@ BOOLS = [
     ("int8", "tp = (M, F)\n" + S % "t + tp[1]", FB),
     ("int8", "x = F\n" + S % "t + x", FB),
     ("int8", "x = G\n" + S % "(t + x).to(tl.float32)", "\nG = tl.constexpr(True)\n"),
+    ("int8", "if M < 5:\n    t = t + h()\n" + S % "t", FB + "\ndef h():\n    return F\n"),
+    ("int8", "for q in range(M):\n    t = t + h()\n" + S % "t", FB + "\ndef h():\n    return F\n"),
     # held: the constant beside the tile, a literal returned, a bool in a float add
     ("int8", S % "t + F", FB),
     ("int8", S % "t + h()", "\ndef h():\n    return True\n"),
@@ -98,7 +103,7 @@ BOOLS = [
 
 @pytest.mark.parametrize("dt, body, helpers", BOOLS,
                          ids=["returned", "tuple-item", "assigned", "assigned-widened",
-                              "direct", "literal-returned", "float"])
+                              "in-a-branch", "in-a-loop", "direct", "literal-returned", "float"])
 def test_a_bool_module_constant_made_a_tensor_is_tritons_i1(tmp_path, dt, body, helpers):
     _same_as_triton(tmp_path, body, dt, helpers=helpers)
 

@@ -1401,6 +1401,11 @@ class TritonRules:
             t = computation_type(a, b, e.op in ("//", "%"))
             return t if t in INTEGER_TYPES else None
         if isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1:
+            if isinstance(e.args[0], (K.Const, K.Global)) and type(e.args[0].value) is bool:
+                # a bool (`return F` of `F = tl.constexpr(True)`): Triton's i1 tensor, so `t +
+                # h()` of an int8 tile stays an int8 (it read 1, an int32: a branch or a loop
+                # doing so was refused as changing the type, lowering round 21)
+                return "int1"
             n = self.literal_int(e.args[0])
             return python_number_type(int(n)) if n is not None else None
         dt = self.tile_dtype(e, seen)
