@@ -596,12 +596,15 @@ def test_an_int8_dot_ignores_out_dtype_as_triton_does(tmp_path, out):
     assert re.search(r"ttng.warp_group_dot .* -> tensor<64x64xi32", ttgir), ttgir
 
 
-def test_a_float_dot_of_another_out_dtype_stays_refused(tmp_path):
-    """A float16 out_dtype of bf16 operands is still refused at its line: the lowering computes
-    float32 products there. (Of fp16 operands it is lowered since round FR20, Triton's
-    f16-accumulating wgmma: tests/test_lowering_adversarial_19.py.)"""
-    _refused_at(tmp_path, _dot("tl.dot(a, b, out_dtype=tl.float16)", "bfloat16", "fp16"),
-                "acc = tl.dot", "out_dtype")
+def test_a_float16_out_dtype_of_bf16_operands_is_an_fp32_product(tmp_path):
+    """A float16 out_dtype of bf16 operands: Triton 3.6 types the product fp32 whatever it says
+    (it reads out_dtype for fp16 and fp8 operands), so the lowering issues the default's fp32
+    wgmma (lowering round 21; it was refused at its line, in words saying it would compute
+    something else. Of fp16 operands it is lowered since round FR20, Triton's f16-accumulating
+    wgmma: tests/test_lowering_adversarial_19.py)."""
+    ttgir = _compiled(tmp_path, _dot("tl.dot(a, b, out_dtype=tl.float16)", "bfloat16",
+                                     "fp32")).asm["ttgir"]
+    assert re.search(r"ttng.warp_group_dot .* -> tensor<64x64xf32", ttgir), ttgir
 
 
 # ------------------------------------------------------------------ 0-d tl.full

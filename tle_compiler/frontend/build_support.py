@@ -117,7 +117,10 @@ class Module:
         self.tree = parse_python(text, path)
         self.scope = module_scope(self.tree, path)
         self._locals: Optional[frozenset] = None
-        self.consts: dict[str, Union[int, float]] = dict(self.scope.constants)
+        # (a bool constant as the bool it is: Triton's to_tensor of it is an i1 tensor, of
+        # 1 an i32 one, so `x = F` then `t + x` of an int8 tile added in i32, lowering round 21)
+        self.consts: dict[str, Union[int, float]] = {
+            n: bool(v) if n in self.scope.bools else v for n, v in self.scope.constants.items()}
         #: local name -> (module file, imported name or None for the module itself, import line)
         self.imports: dict[str, tuple[str, Optional[str], Loc]] = {}
         #: module-level ``NAME = expr`` that is no literal constant or dtype: evaluated on use
@@ -827,7 +830,8 @@ def tensor_items_of(e: K.Expr, paths: Optional[tuple] = None, at: tuple = ()) ->
                       else x for i, x in enumerate(e.items))
         return e if all(a is b for a, b in zip(items, e.items)) else dataclasses.replace(
             e, items=items)
-    if isinstance(e, (K.Const, K.Global)) and type(e.value) in (int, float) \
+    if isinstance(e, (K.Const, K.Global)) and (type(e.value) in (int, float) or isinstance(
+            e, K.Global) and type(e.value) is bool) \
             and (paths is None or covers(paths, at)):
         # (a module constant, `(M, NB)` of `NB = tl.constexpr(100)`, too: its value unwrapped
         # and made a tensor, the name kept inside for the readers that fold it)

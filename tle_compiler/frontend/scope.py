@@ -381,6 +381,10 @@ class ModuleScope:
         self.path = path
         self.aliases: dict[str, str] = {}
         self.constants: dict[str, int] = {}
+        #: the constants bound to a bool (``F = tl.constexpr(True)``): :attr:`constants` holds
+        #: them as 0 / 1, the frontend's folding reads them so; the kernel's module constants
+        #: keep the bool (build_support.Module), as Triton holds it
+        self.bools: set[str] = set()
         self.dtypes: dict[str, str] = {}
         self.functions: dict[str, ast.FunctionDef] = {}
         self.other: set[str] = set()  # other module-level names (shadow default aliases)
@@ -419,6 +423,7 @@ class ModuleScope:
         self.calls.pop(name, None)
         self.bound_to.pop(name, None)
         self.constants.pop(name, None)
+        self.bools.discard(name)
         self.dtypes.pop(name, None)
         self.functions.pop(name, None)
         self.aliases.pop(name, None)
@@ -470,6 +475,8 @@ class ModuleScope:
                 self.other.discard(n)
                 if c is not None:
                     self.constants[n] = c
+                    if self.is_bool(value):
+                        self.bools.add(n)
                 elif d is not None:
                     self.dtypes[n] = d
                 elif a is not None:
@@ -560,6 +567,19 @@ class ModuleScope:
             if path in ("tl.constexpr", "gl.constexpr"):
                 return self.const_int(node.args[0], local)
         return None
+
+    def is_bool(self, node: ast.expr) -> bool:
+        """Whether ``node``, a constant :meth:`const_int` reads, is a Python bool (``True``,
+        ``tl.constexpr(False)``, a module constant bound to one): Triton holds it as a bool,
+        which ``to_tensor`` makes an i1 tensor (an int an i32 one; lowering round 21)."""
+        if isinstance(node, ast.Constant):
+            return isinstance(node.value, bool)
+        if isinstance(node, ast.Name):
+            return node.id in self.bools
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            return self.module_path(node.func) in ("tl.constexpr", "gl.constexpr") \
+                and self.is_bool(node.args[0])
+        return False
 
     def dtype_of(self, node: ast.expr) -> Optional[str]:
         """Triton's name of a dtype written ``tl.bfloat16``, ``"bf16"`` or a module constant."""

@@ -1386,6 +1386,8 @@ class TritonRules:
         where any part is not known."""
         if depth <= 0:
             return None
+        if self.shape_item(e):
+            return "int32"
         if self.python_number(e):
             v = e.value if isinstance(e, (K.Const, K.Global)) else None
             return PY_BOOL if isinstance(v, bool) else PY_INT
@@ -1399,6 +1401,11 @@ class TritonRules:
             t = computation_type(a, b, e.op in ("//", "%"))
             return t if t in INTEGER_TYPES else None
         if isinstance(e, K.Op) and e.name == "to_tensor" and len(e.args) == 1:
+            if isinstance(e.args[0], (K.Const, K.Global)) and type(e.args[0].value) is bool:
+                # a bool (`return F` of `F = tl.constexpr(True)`): Triton's i1 tensor, so `t +
+                # h()` of an int8 tile stays an int8 (it read 1, an int32: a branch or a loop
+                # doing so was refused as changing the type, lowering round 21)
+                return "int1"
             n = self.literal_int(e.args[0])
             return python_number_type(int(n)) if n is not None else None
         dt = self.tile_dtype(e, seen)
@@ -1414,6 +1421,25 @@ class TritonRules:
         return None
 
     _NOT_INT32 = INTEGER_TYPES - {"int32"}
+
+    def shape_item(self, e: K.Expr) -> bool:
+        """Whether ``e`` is an item of a tensor's shape bound to a name (``s[0]`` of ``s =
+        t.shape``, ``a`` of ``a, b = t.shape``, or a name bound to one): Triton's visit_Assign
+        makes it an i32 tensor, so ``t + a`` of an int8 tile is an int32 (lowering round 21:
+        ``if c: t = t + a`` was verified and the Gluon refused at its own line)."""
+        for _ in range(8):
+            if isinstance(e, K.Name):
+                v = self.env.get(e.id)
+                e = v.node if isinstance(v, Data) and not v.shared else None
+                continue
+            break
+        if not isinstance(e, K.Subscript) or len(e.index) != 1:
+            return False
+        base = e.value
+        if isinstance(base, K.Name):
+            v = self.env.get(base.id)
+            base = v.node if isinstance(v, Data) and not v.shared else None
+        return isinstance(base, K.SlotField) and base.field == "shape"
 
     def binop_int_type(self, e: K.BinOp, a: Optional[str], b: Optional[str],
                        seen: frozenset = frozenset()) -> Optional[str]:

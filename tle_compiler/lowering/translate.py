@@ -677,6 +677,12 @@ class FnTranslator:
         if base.kind == "tensor" and node.field == "dtype" and base.dtype is not None \
                 and base.exact_dtype:
             return V("dtype", f"gl.{base.dtype}", value=base.dtype)
+        if base.kind == "smem" and node.field in ("shape", "dtype", "numel"):
+            # a slot's field (a shared-memory buffer), `res.slot.tile.shape`: it was refused as
+            # "something that is not a pipe slot", untrue words (lowering round 21)
+            raise self.err(f"`.{node.field}` of a slot's field (a shared-memory buffer) is not "
+                           f"supported by the lowering: read it from the tile loaded from it "
+                           f"(`tl.load(tle.gpu.local_ptr(...)).{node.field}`)", node)
         if base.kind != "slot":
             raise self.err(f"`.{node.field}` of something that is not a pipe slot", node)
         pp: PipePlan = self.ctx.plans[base.value["pipe"]]
@@ -2422,9 +2428,18 @@ class FnTranslator:
             # says); the lowering computes float32 products, its default, and float16 ones of
             # fp16 operands as Triton does (a wgmma accumulating in f16: its warp_group_dot's
             # result is f16, round FR20)
+            no_acc = acc_node is None or (isinstance(acc_node, K.Const) and acc_node.value is None)
             if not ints and od.kind == "dtype" and od.value == "float16" \
                     and a.dtype == b.dtype == "float16":
                 out_dtype = "float16"
+            elif not ints and od.kind == "dtype" and od.value == "float16" and no_acc \
+                    and a.dtype == b.dtype and a.dtype in ("float32", "bfloat16"):
+                # Triton 3.6's semantic.dot types the product of fp32 / bf16 operands fp32
+                # whatever a float16 out_dtype says (it reads out_dtype for fp16 and fp8 ones):
+                # the default's wgmma (lowering round 21; it was refused, in words saying it
+                # would compute something else). With an accumulator Triton builds a dot whose
+                # IR type is not its Python type, refused below
+                pass
             elif not ints and not (od.kind == "dtype" and od.value == "float32"):
                 raise self.err("`tl.dot(..., out_dtype=...)` is not supported by the lowering "
                                "(only its default, float32, for float operands, and float16 "
