@@ -805,11 +805,6 @@ class CallBuild:
                 # left a Python number, so `t + h()` of an int8 tile added in i8 where Triton
                 # adds in i32 (lowering adversarial round 19)
                 made = K.Op("to_tensor", (K.Const(value, e.loc),), (), e.loc)
-            elif isinstance(made, K.Global) and type(made.value) in (int, float, bool):
-                # a module constant (`return NB` of `NB = tl.constexpr(100)`) decays alike: the
-                # tensor of its value, the constant's name kept inside it for the readers that
-                # fold it (a loop bound, a pipe index)
-                made = K.Op("to_tensor", (made,), (), made.loc)
             if st is None or isinstance(made, K.Op):
                 e, st = made, None
         elif self.in_partition and st is not None and st.kind == "tuple":
