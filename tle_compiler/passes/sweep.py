@@ -445,6 +445,14 @@ def _run_sweep(ctx: PassContext) -> Sweep:
     return sw
 
 
+def _branch_values(values, params: dict[str, int]) -> set[int]:
+    """The values a computed param's branches (``(value, guard)`` pairs of Program.computed)
+    give at ``params``: each whose guard holds there (None: a branch on data, taken at some
+    launch) and which ``params`` determine."""
+    return {v.eval(params) for v, g in values if v.variables <= params.keys()
+            and (g is None or g.variables <= params.keys() and g.eval(params) is True)}
+
+
 def _launches(params: dict[str, int], computed: dict) -> Iterator[dict[str, int]]:
     """``params`` with each computed param (Program.computed) set to each value its branches
     give there: the combinations a launch gives (none where a param's values are not known)."""
@@ -452,8 +460,7 @@ def _launches(params: dict[str, int], computed: dict) -> Iterator[dict[str, int]
     for k, (_, values) in computed.items():
         if values is None or k not in params:
             return
-        got = sorted({v.eval(params) for v, g in values if v.variables <= params.keys()
-                      and (g is None or g.variables <= params.keys() and g.eval(params) is True)})
+        got = sorted(_branch_values(values, params))
         if not got:
             return
         choices.append([(k, x) for x in got])
@@ -481,15 +488,9 @@ def _computed_fault(ctx: PassContext, sw: Sweep, cp=None, checker=None) -> bool:
         # the program id: some launch takes each); derived params: their witnesses need bases
         if program.derived:
             return False
-        for k, (_, values) in computed.items():
-            if values is None or k not in params:
-                return False
-            # a value whose guard holds there (None: a branch on data, taken at some launch)
-            if not any(v.variables <= params.keys() and params[k] == v.eval(params)
-                       and (g is None or g.variables <= params.keys() and g.eval(params) is True)
-                       for v, g in values):
-                return False
-        return True
+        return all(values is not None and k in params
+                   and params[k] in _branch_values(values, params)
+                   for k, (_, values) in computed.items())
 
     protocol = [(params, pr) for params, pr in sw.protocol if launched(params)]
     deadlock = sw.deadlock if sw.deadlock is not None and launched(sw.deadlock[0]) else None
