@@ -1333,9 +1333,19 @@ def _implied(model: Model, guard, inst: Instance) -> bool:
     memo = model.cache.setdefault("implied", {})
     if key not in memo:
         solver = z3.Solver()
-        solver.set("rlimit", GUARD_RLIMIT)
         solver.add(*inst.constraints, *model.facts, z3.Not(guard))
-        memo[key] = (solver.check() == z3.unsat, inst.constraints)
+        budget = getattr(model, "budget", None)
+        if budget is not None and budget.left() > 0:
+            # the kernel's units (race_solver.Budget): a kernel of many run-time divisors
+            # spends them here as in its pairs' queries, and with none left the guard is not
+            # proved (each occurrence's value any where it may fail: more runs, never fewer)
+            got, _ = budget.check(solver, GUARD_RLIMIT)
+        elif budget is not None:
+            got = z3.unknown
+        else:
+            solver.set("rlimit", GUARD_RLIMIT)
+            got = solver.check()
+        memo[key] = (got == z3.unsat, inst.constraints)
     return memo[key][0]
 
 
