@@ -409,8 +409,9 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             common = sorted(ca & cb)
             if not common:
                 continue
-            ia = instance(model, pa, a.site, "A")
-            ib = instance(model, pb, b.site, "B")
+            with model.fixed_width():  # loop ranges as Triton computes them (race_wraps.py)
+                ia = instance(model, pa, a.site, "A")
+                ib = instance(model, pb, b.site, "B")
             branch_conditions(model, ia)
             branch_conditions(model, ib)
             # each pointer with its mask's condition (a lane it leaves out accesses nothing)
@@ -476,7 +477,7 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                                         b.gather_fields)))
             # a witness where no int32 arithmetic wraps around first (the plainer one), nor
             # 64-bit arithmetic or an address modulo 2 ** 64, then any (race_wraps.py)
-            wraps = [v for v in ia.fresh + ib.fresh
+            wraps = [v for v in ia.fresh + ib.fresh + ia.range_fresh + ib.range_fresh
                      if const_name(z3, v).split("#")[0] in ("i32wrap", "i64wrap", "addrwrap")]
             solver, got, why = query(*unordered, *(v == 0 for v in wraps)) if wraps else \
                 (None, None, None)
@@ -511,14 +512,29 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             named = sorted(n for n in symbols(ta) | symbols(tb)
                            if (n.startswith("a:") and n[2:] not in ca | cb)
                            or n.startswith(("pid:", "nprog:")))
+            # a loop range whose int32 arithmetic wraps at the witness: the arguments it reads
+            # too (`range(s * 65536)` runs at s = -65535)
+            ranged = [v for v in ia.range_fresh + ib.range_fresh
+                      if const_name(z3, v).split("#")[0] == "i32wrap"
+                      and z.eval(v, model_completion=True).as_long()]
+            if ranged:
+                named = sorted(set(named) | {
+                    n for t in ia.ranges + ib.ranges for n in symbols(t)
+                    if (n.startswith("a:") and n[2:] not in ca | cb)
+                    or n.startswith(("pid:", "nprog:"))})
             given = ", ".join(f"{_witness_name(n)} = "
                               f"{z.eval(model.z3.Int(n), model_completion=True)}" for n in named)
             read = sorted(model.constexprs_read)
             given = ", ".join([given] * bool(given) + [
                 f"{n} = {model.constexprs[n]} (constexpr)" for n in read])
             given = f" (with {given})" if given else ""
+            in_range = {v.get_id() for v in ia.range_fresh + ib.range_fresh}
             wrapped = {const_name(z3, v).split("#")[0] for v in wraps
-                       if z.eval(v, model_completion=True).as_long()}
+                       if v.get_id() not in in_range
+                       and z.eval(v, model_completion=True).as_long()}
+            if ranged:
+                given += (" where a loop's int32 range arithmetic wraps around (bound the "
+                          "arguments with tle.assume)")
             if "i32wrap" in wrapped:
                 given += (" where int32 offset arithmetic wraps around (bound the arguments "
                           "with tle.assume, or compute the offsets in int64 with "

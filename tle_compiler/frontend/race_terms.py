@@ -246,6 +246,10 @@ class Instance:
     #: where an access's pointer and mask are read with one lane per ``tl.arange`` (no axis
     #: moved: :func:`access_mask`), that lane by the id of the ``tl.arange`` node
     lanes: Optional[dict] = None
+    #: the terms of the loop ranges on its path (start, stop and step of each) and the
+    #: unknowns their reading made (an int32 bound's wrap: race_wraps.py), for the witness
+    ranges: list = field(default_factory=list)
+    range_fresh: list = field(default_factory=list)
 
 
 def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
@@ -260,24 +264,32 @@ def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
             inst.iters[id(loop)] = (n, None)
             inst.constraints.append(n >= 0)
             continue
-        key = (part.kp.name, id(loop))
+        key = (part.kp.name, id(loop), model.int32)
         if key in model.bounds:
-            start, stop, step = model.bounds[key]
+            start, stop, step, made = model.bounds[key]
         else:
             # read where the loop statement stands (names its block assigns before it hold)
             outer = Instance(part, _statement(site, depth), label, dict(inst.iters), [], [])
-            start, stop, step = (term(model, x, outer) for x in (loop.start, loop.stop,
-                                                                  loop.step))
+            # each read in its type where the terms are Triton's (model.int32): the loop
+            # compares its counter with them, so `range(s * 65536)` of an int32 `s` runs
+            # 65,536 times at s = -65535, where the integer product is negative (adversarial
+            # round 76)
+            start, stop, step = (model.arith.operand(model, x, term(model, x, outer), outer,
+                                                     "part")
+                                 for x in (loop.start, loop.stop, loop.step))
+            made = tuple(outer.fresh)
             if len(inst.iters) == 0:
                 # the partition's outermost loop: its range is read once per run, so every
                 # instance of the partition shares it (an event's iteration is then one the
                 # loop really has)
-                model.bounds[key] = start, stop, step
+                model.bounds[key] = start, stop, step, made
                 model.facts += outer.constraints
             else:
                 inst.constraints += outer.constraints
                 inst.fresh += outer.fresh
                 inst.unsure = inst.unsure or bool(outer.fresh)
+        inst.ranges += [start, stop, step]
+        inst.range_fresh += made
         t = start + step * n
         inst.iters[id(loop)] = (n, t)
         inst.constraints += [n >= 0, step != 0, z3.Implies(step > 0, t < stop),
