@@ -409,9 +409,8 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             common = sorted(ca & cb)
             if not common:
                 continue
-            with model.fixed_width():  # loop ranges as Triton computes them (race_wraps.py)
-                ia = instance(model, pa, a.site, "A")
-                ib = instance(model, pb, b.site, "B")
+            ia = instance(model, pa, a.site, "A")
+            ib = instance(model, pb, b.site, "B")
             branch_conditions(model, ia)
             branch_conditions(model, ib)
             # each pointer with its mask's condition (a lane it leaves out accesses nothing)

@@ -187,11 +187,11 @@ class Model:
     @contextmanager
     def fixed_width(self):
         """Terms built inside are read as Triton computes them (:attr:`int32`)."""
-        self.int32 = True
+        before, self.int32 = self.int32, True
         try:
             yield
         finally:
-            self.int32 = False
+            self.int32 = before
 
     def sym(self, name: str):
         if name.startswith("a:") and name[2:] in self.constexprs:
@@ -264,19 +264,21 @@ def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
             inst.iters[id(loop)] = (n, None)
             inst.constraints.append(n >= 0)
             continue
-        key = (part.kp.name, id(loop), model.int32)
+        key = (part.kp.name, id(loop))
         if key in model.bounds:
             start, stop, step, made = model.bounds[key]
         else:
             # read where the loop statement stands (names its block assigns before it hold)
             outer = Instance(part, _statement(site, depth), label, dict(inst.iters), [], [])
-            # each read in its type where the terms are Triton's (model.int32): the loop
-            # compares its counter with them, so `range(s * 65536)` of an int32 `s` runs
-            # 65,536 times at s = -65535, where the integer product is negative (adversarial
-            # round 76)
-            start, stop, step = (model.arith.operand(model, x, term(model, x, outer), outer,
-                                                     "part")
-                                 for x in (loop.start, loop.stop, loop.step))
+            # each read in its type, as Triton computes it, for an access's instance and a
+            # pipe event's alike: the loop compares its counter with them, so `range(s *
+            # 65536)` of an int32 `s` runs 65,536 times at s = -65535, where the integer
+            # product is negative, and `range((s * 65536) // 65536)` none at s = 32768, where
+            # an event in it was taken to order two accesses (adversarial round 76)
+            with model.fixed_width():
+                start, stop, step = (model.arith.operand(model, x, term(model, x, outer),
+                                                         outer, "part")
+                                     for x in (loop.start, loop.stop, loop.step))
             made = tuple(outer.fresh)
             if len(inst.iters) == 0:
                 # the partition's outermost loop: its range is read once per run, so every
