@@ -23,6 +23,34 @@ False verdict found:
   value (``_op``), so the pair is refused (memory-race), for a store, a load, a hint on the
   pointer itself, on a 2-d offset, and on a counter that doubles.
 
+- A ``tl.assume`` the verdict did not rest on, but the compiled kernel did: a partition
+  storing ``y + offs`` under ``mask=offs < N`` after ``tl.assume(N >= 1024)``, beside another
+  partition's ``tl.store(y_ptr + N, ...)``, was verified for every N (the verifier reads no
+  ``tl.assume``: the mask keeps the two apart). The lowering emitted ``gl.assume((N >=
+  1024))``, LLVM's assume, and took the mask for true: the PTX of ``tle-dump --ptx`` stored
+  all 1024 lanes under ``mov.pred %p, -1``, so at N = 10 the partition wrote ``y[10]`` too (a
+  launch checks no ``tl.assume``; a false one is undefined behaviour). FIXED at the root of the
+  difference: lowering/more_ops.py reads the condition (a scalar, as Triton takes it) and emits
+  nothing, so the kernel that runs is the one verified (the mask stays); domains a verdict
+  rests on are ``tle.assume``'s, which a launch checks. tests/test_lowering_more_ops.py's
+  pinned ``gl.assume`` updated.
+
+- A division by zero read as a value: round 75 read ``s % d`` at d = 0 as any value, but
+  LLVM takes it as undefined behaviour and compiles the code around it for d != 0: after ``s %
+  d`` it drops ``if d != 0:`` (plain Triton's PTX and the lowering's alike: ``tle-dump --ptx``
+  stored ``y_ptr + 100`` with no test of d, and hoisted the ``rem.s32`` above the partition's
+  dispatch). A partition storing ``x_ptr + s % d`` and then, under ``if d != 0:``, ``y_ptr +
+  100``, beside another's store of ``y_ptr + 100`` under ``if d == 0:``, was verified (a race
+  at d = 0); and a consumer computing ``s % d`` whose wait stands under ``if d != 0:`` (the
+  producer commits under the same test) was verified deadlock-free, where the lowered consumer
+  waits with no test of d and hangs at d = 0. FIXED: frontend/race_divisions.py checks every
+  run-time ``//``, ``%`` and ``tl.cdiv`` of a partition where it stands (loops, ``if``\ s,
+  domains; a ``tl.where`` does not guard it): a divisor that may be 0, or -1 beside the type's
+  least value, refuses the kernel at its line (check ``division``), naming the values. So that
+  round 73's persistent GEMM (``tile // n_tn`` in a loop over ``tl.cdiv(n_tiles - pid,
+  tl.num_programs(0))`` tiles, none where N = 0) stays verified, race_terms reads a ``tl.cdiv``
+  by a term of int32 operands as the truncated quotient of ``x + (d - 1)`` (it was an unknown).
+
 Held (verdicts checked true): a mask through ``tl.max_constancy`` (whose lie vectorises a
 masked store under its first lane's predicate) bounds nothing, so a store beyond it is refused;
 a global load in the reader's loop after its wait stays after the wait in the TTGIR and the PTX
@@ -38,9 +66,11 @@ dict or a class; a partition defined twice is read as its last def, one pipe und
 one pipe (verified where correct), a partition writing then reading its own ring of capacity 2
 deadlocks at N = 3 (rejected).
 
-Left open: a lying ``tl.multiple_of`` (a divisibility the address does not have) makes Triton
+Left open: a division in the kernel body before warp_specialize (it dominates every partition:
+LLVM may use it the same way) is not checked; a lying ``tl.multiple_of`` (a divisibility the address does not have) makes Triton
 vectorise from a misaligned address, which the GPU traps on (no race: nothing claimed about
-it here).
+it here); of a scalar bound in a mask (``offs < tl.multiple_of(N, 16)``) Triton 3.6 did not
+vectorise the masked store (checked), so no lane past N is written.
 """
 
 from __future__ import annotations
@@ -50,7 +80,7 @@ import sys
 
 import pytest
 
-from .adversarial_support import dump, expect
+from .adversarial_support import dump, expect, run_dump, write_kernel
 
 #: two partitions after a ring, each storing once to `y_ptr` (STORE_A at line 19, STORE_B at
 #: line 29 where each is one line)
@@ -226,3 +256,227 @@ def test_triton_vectorises_the_lying_hint(tmp_path, monkeypatch):
     plain = _stores(tmp_path, monkeypatch, "2 * offs", "r76_plain")
     assert hinted and all(s == "st.global.v4.b32" for s in hinted), hinted
     assert plain and all(s == "st.global.b32" for s in plain), plain
+
+
+#: the mask of the first partition's store is what keeps it apart from the second's `y + N`;
+#: `tl.assume(N >= 1024)` promises LLVM that it holds for every lane
+ASSUMED = two("    tl.assume(N >= 1024)\n"
+              f"    tl.store(y_ptr + offs, {Z}, mask=offs < N)",
+              "    tl.store(y_ptr + N, 2.0)")
+
+
+def test_tl_assume_is_not_passed_on_to_the_compiler(tmp_path, capsys):
+    """Verified (the mask keeps the store below N, the other at N), and now true of the
+    lowered kernel: before, the lowering emitted `gl.assume((N >= 1024))`, LLVM took the mask
+    for true (the PTX stored under `mov.pred %p, -1`), and at N = 10 the partition wrote
+    y[10..1023], y[N] among them: a race in a kernel verified for every N. The lowering reads
+    the condition and emits nothing; the mask stays."""
+    expect(*dump(tmp_path, capsys, ASSUMED), "verified")
+    path = write_kernel(tmp_path, ASSUMED, "gluon.py")
+    code, out, err = run_dump(capsys, "--gluon", str(path))
+    assert code == 0, err
+    assert "gl.assume" not in out, out
+    assert "mask=(gl.arange(0, 1024, layout=L0) < N)" in out, out
+
+
+TRITON_ASSUME = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(y_ptr, N):
+    ASSUME
+    offs = tl.arange(0, 1024)
+    tl.store(y_ptr + offs, tl.zeros([1024], tl.float32), mask=offs < N)
+'''
+
+
+def test_triton_drops_a_mask_an_assume_decides(tmp_path, monkeypatch):
+    """The oracle: under `tl.assume(N >= 1024)` Triton 3.6 (LLVM) stores every lane under one
+    predicate set true; without it, each lane under its own comparison."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    monkeypatch.syspath_prepend(str(tmp_path))
+    preds = {}
+    for tag, line in (("r76_assumed", "tl.assume(N >= 1024)"), ("r76_free", "pass")):
+        (tmp_path / f"{tag}.py").write_text(TRITON_ASSUME.replace("ASSUME", line))
+        try:
+            mod = importlib.import_module(tag)
+            ptx = triton.compile(ASTSource(mod.k, {"y_ptr": "*fp32", "N": "i32"}, {},
+                                           {(0,): [["tt.divisibility", 16]]}),
+                                 target=GPUTarget("cuda", 90, 32)).asm["ptx"]
+        finally:
+            sys.modules.pop(tag, None)
+        stores = [ln.split()[0] for ln in ptx.splitlines() if "st.global" in ln]
+        preds[tag] = (set(stores), "mov.pred" in ptx and "-1;" in ptx.split("mov.pred")[1][:20])
+    assert len(preds["r76_assumed"][0]) == 1 and preds["r76_assumed"][1], preds
+    assert len(preds["r76_free"][0]) > 1, preds
+
+
+#: two partitions after a ring, with run-time `s` and `d` (round 75's TWO_STORES): STORE_A
+#: from line 18, STORE_B from line 27
+SD = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, N, s, d):
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 128], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, y_ptr, N, s, d)),
+                             (consume, (kv, y_ptr, N, s, d))], [4], [232])
+
+
+def produce(kv, x_ptr, y_ptr, N, s, d):
+    w = kv.writer()
+    for t in range(N):
+        sl = w.acquire(t)
+        tl.store(tle.gpu.local_ptr(sl.tile), tl.load(x_ptr + t * 128 + tl.arange(0, 128)))
+        w.commit(t)
+    STORE_A
+
+
+def consume(kv, y_ptr, N, s, d):
+    r = kv.reader()
+    for t in range(N):
+        res = r.wait(t)
+        v = tl.load(tle.gpu.local_ptr(res.slot.tile))
+        r.release(t)
+    STORE_B
+
+
+DEFAULT_CONFIG = {
+    "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32", "s": "i32", "d": "i32"},
+    "constexprs": {},
+    "num_warps": 4,
+    "grid": (1,),
+}
+'''
+
+
+def sd(a: str, b: str, assume: str = "") -> str:
+    src = SD.replace("STORE_A", a).replace("STORE_B", b)
+    return src.replace("    kv = tle.pipe", f"    {assume}\n    kv = tle.pipe") if assume else src
+
+
+DIVIDED = ("tl.store(x_ptr + s % d, 1.0)\n    if d != 0:\n        tl.store(y_ptr + 100, 2.0)")
+AT_ZERO = "if d == 0:\n        tl.store(y_ptr + 100, 3.0)"
+
+
+def test_a_division_by_zero_is_no_value_but_undefined(tmp_path, capsys):
+    """`s % d` at d = 0 is LLVM's undefined behaviour, and past it LLVM takes `d != 0` for
+    true: the lowered PTX stores y[100] with no test of d, beside the other partition's store
+    of y[100] under `d == 0`. Before: verified (the `if`s read as Python reads them)."""
+    code, err = dump(tmp_path, capsys, sd(DIVIDED, AT_ZERO))
+    expect(code, err, ("rejected", "kernel.py:18: error: partition 'produce': the divisor of "
+                       "this integer division may be 0 (with d = 0", "[division]"))
+
+
+#: a reader whose wait stands under `d != 0` after computing `s % d`; the writer commits under
+#: the same test without dividing
+HANG = '''import triton.language as tl
+import tle_compiler as tle
+
+
+@tle.jit
+def k(x_ptr, y_ptr, s, d):
+    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 128], tl.float32))
+    tle.gpu.warp_specialize([(produce, (kv, x_ptr, d)),
+                             (consume, (kv, y_ptr, s, d))], [4], [232])
+
+
+def produce(kv, x_ptr, d):
+    w = kv.writer()
+    if d != 0:
+        sl = w.acquire(0)
+        tl.store(tle.gpu.local_ptr(sl.tile), tl.load(x_ptr + tl.arange(0, 128)))
+        w.commit(0)
+
+
+def consume(kv, y_ptr, s, d):
+    r = kv.reader()
+    tl.store(y_ptr + 128, (s % d).to(tl.float32))
+    if d != 0:
+        res = r.wait(0)
+        tl.store(y_ptr + tl.arange(0, 128), tl.load(tle.gpu.local_ptr(res.slot.tile)))
+        r.release(0)
+
+
+DEFAULT_CONFIG = {
+    "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "s": "i32", "d": "i32"},
+    "constexprs": {},
+    "num_warps": 4,
+    "grid": (1,),
+}
+'''
+
+
+def test_a_wait_past_a_division_by_zero_hangs(tmp_path, capsys):
+    """The lowered consumer waits the full barrier with no test of d (LLVM folded `d != 0`
+    after `s % d`), the producer commits only at d != 0: at d = 0 the consumer hangs. Before:
+    verified deadlock-free."""
+    code, err = dump(tmp_path, capsys, HANG)
+    expect(code, err, ("rejected", "kernel.py:22: error: partition 'consume': the divisor",
+                       "(with d = 0", "[division]"))
+
+
+def test_int_min_by_minus_one_is_undefined_too(tmp_path, capsys):
+    """Under `if d != 0:` the remainder of -2 ** 31 by -1 still overflows (LLVM's srem)."""
+    a = "if d != 0:\n        tl.store(x_ptr + s % d, 1.0)"
+    code, err = dump(tmp_path, capsys, sd(a, "tl.store(y_ptr, 1.0)"))
+    expect(code, err, ("rejected", "may be -1 and the dividend -2147483648 (with d = -1, "
+                       "s = -2147483648)", "[division]"))
+
+
+def test_a_where_does_not_guard_a_division(tmp_path, capsys):
+    """Triton computes both branches of a tl.where: the division runs at d = 0."""
+    a = "tl.store(x_ptr + tl.where(d != 0, s % d, 0), 1.0)"
+    expect(*dump(tmp_path, capsys, sd(a, "tl.store(y_ptr, 1.0)")),
+           ("rejected", "(with d = 0", "[division]"))
+
+
+@pytest.mark.parametrize("a,assume", [
+    ("tl.store(x_ptr + s // d, 1.0)", "tle.assume(d >= 1)"),
+    ("tl.store(x_ptr + s % tl.maximum(d, 1), 1.0)", ""),
+    ("tl.store(x_ptr + s // 7 + tl.cdiv(s, 3) + s % -5, 1.0)", ""),
+    ("if d > 0:\n        tl.store(x_ptr + s % d, 1.0)", ""),
+    ("for t in range(1, d):\n        tl.store(x_ptr + s // t, 1.0)", ""),
+])
+def test_divisions_by_nonzero_divisors_stay_verified(tmp_path, capsys, a, assume):
+    """Controls: a divisor bounded by tle.assume, clamped, a number, tested by an `if` around
+    the division, or a loop variable that starts at 1."""
+    expect(*dump(tmp_path, capsys, sd(a, "tl.store(y_ptr, 1.0)", assume)), "verified")
+
+
+TRITON_DIV = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def k(y_ptr, s, d):
+    tl.store(y_ptr + 200 + s % d, 1.0)
+    if d != 0:
+        tl.store(y_ptr + 100, 2.0)
+'''
+
+
+def test_triton_drops_the_test_of_a_divisor(tmp_path, monkeypatch):
+    """The oracle: Triton 3.6 (LLVM) compiles the store under `if d != 0:` after `s % d` with
+    no test of d and no branch: both stores under one predicate (the thread's)."""
+    triton = pytest.importorskip("triton")
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    (tmp_path / "r76_div.py").write_text(TRITON_DIV)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        mod = importlib.import_module("r76_div")
+        ptx = triton.compile(ASTSource(mod.k, {"y_ptr": "*fp32", "s": "i32", "d": "i32"}, {}),
+                             target=GPUTarget("cuda", 90, 32)).asm["ptx"]
+    finally:
+        sys.modules.pop("r76_div", None)
+    body = ptx.split(".entry", 1)[1].split("\n}", 1)[0]
+    stores = [ln.split()[0] for ln in body.splitlines() if "st.global" in ln]
+    assert "rem.s32" in body and len(stores) == 2 and len(set(stores)) == 1, body
+    assert "bra" not in body, body

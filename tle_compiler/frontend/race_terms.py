@@ -1515,6 +1515,23 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
             if n is not None and n >= 0 and c > 0:
                 return z3.IntVal(n // c)  # numbers both: the one value
             return _quotient(model, s, z3.IntVal(c), inst, tag="cdiv")[0]
+        if c is None:
+            # a divisor that is no number (`tl.cdiv(n_tiles - pid, tl.num_programs(0))`), of
+            # int32 operands: Triton's (x + (d - 1)) // d, each sum wrapped in int32, the
+            # quotient truncated where the divisor is neither 0 nor -1 (a `//` by a term:
+            # _binop), so that a tile count of a persistent kernel is 0 where there are no
+            # tiles, not any value (adversarial round 76: the loop it bounds holds divisions
+            # whose divisor is 0 there, race_divisions.py)
+            from .race_kinds import I32, kind
+
+            x, d = e.args
+            if not model.int32 or (kind(model, x, inst, where) == I32
+                                   and kind(model, d, inst, where) == I32):
+                b = model.arith.operand(model, d, term(model, d, inst, depth - 1, where), inst,
+                                        where)
+                dm1 = model.arith.in_type(model, d, b - 1, inst, where)
+                s = model.arith.in_type(model, x, a + dm1, inst, where)
+                return _quotient(model, s, b, inst, guard=z3.Or(b > 0, b < -1), tag="cdiv")[0]
     return model.fresh(name.replace(".", "_"), inst)
 
 
