@@ -42,14 +42,20 @@ False verdict found:
   dispatch). A partition storing ``x_ptr + s % d`` and then, under ``if d != 0:``, ``y_ptr +
   100``, beside another's store of ``y_ptr + 100`` under ``if d == 0:``, was verified (a race
   at d = 0); and a consumer computing ``s % d`` whose wait stands under ``if d != 0:`` (the
-  producer commits under the same test) was verified deadlock-free, where the lowered consumer
-  waits with no test of d and hangs at d = 0. FIXED: frontend/race_divisions.py checks every
-  run-time ``//``, ``%`` and ``tl.cdiv`` of a partition where it stands (loops, ``if``\ s,
-  domains; a ``tl.where`` does not guard it): a divisor that may be 0, or -1 beside the type's
-  least value, refuses the kernel at its line (check ``division``), naming the values. So that
-  round 73's persistent GEMM (``tile // n_tn`` in a loop over ``tl.cdiv(n_tiles - pid,
-  tl.num_programs(0))`` tiles, none where N = 0) stays verified, race_terms reads a ``tl.cdiv``
-  by a term of int32 operands as the truncated quotient of ``x + (d - 1)`` (it was an unknown).
+  producer commits under the same test) was verified deadlock-free for every d, where the
+  lowered consumer waits with no test of d and hangs at d = 0. FIXED: frontend/
+  race_divisions.py checks every run-time ``//``, ``%`` and ``tl.cdiv`` of a partition where
+  it stands (loops, ``if``\\ s, guard clauses, domains; a ``tl.where`` does not guard it): a
+  divisor that may be 0, or -1 beside the type's least value, refuses the kernel at its line
+  (check ``division``), naming the values, except a divisor made of kernel arguments alone,
+  none a param of the verdict, which a launch chooses (the bundled SparseMLA and decode kernels
+  divide by their arguments ``n_hb``, ``q_div``, ``heads_per_kv``, ``page`` and by ``n_rows *
+  NT``, which their launchers keep >= 1): the verdict takes it nonzero and says so (stderr, the report, JSON
+  ``assumed``), as it states the strides it takes; the hang above (d a param of the verdict)
+  is refused. So that round 73's persistent GEMM (``tile // n_tn`` in a loop over
+  ``tl.cdiv(n_tiles - pid, tl.num_programs(0))`` tiles, none where N = 0) stays verified,
+  race_terms reads a ``tl.cdiv`` by a term of int32 operands as the truncated quotient of ``x +
+  (d - 1)`` (it was an unknown).
 
 Held (verdicts checked true): a mask through ``tl.max_constancy`` (whose lie vectorises a
 masked store under its first lane's predicate) bounds nothing, so a store beyond it is refused;
@@ -66,11 +72,17 @@ dict or a class; a partition defined twice is read as its last def, one pipe und
 one pipe (verified where correct), a partition writing then reading its own ring of capacity 2
 deadlocks at N = 3 (rejected).
 
-Left open: a division in the kernel body before warp_specialize (it dominates every partition:
-LLVM may use it the same way) is not checked; a lying ``tl.multiple_of`` (a divisibility the address does not have) makes Triton
-vectorise from a misaligned address, which the GPU traps on (no race: nothing claimed about
-it here); of a scalar bound in a mask (``offs < tl.multiple_of(N, 16)``) Triton 3.6 did not
-vectorise the masked store (checked), so no lane past N is written.
+Left open: a division of the kernel body (``q = s % d`` computed before warp_specialize and
+handed to a partition whose wait stands under ``if d != 0:``) is still verified, though its code
+dominates every partition's and LLVM may use it so; checked there, the bundled MLA decode
+kernels' work item (``item % n_rb``, ``n_rb = cdiv(s_q * heads_per_kv, BLOCK_H)``, nonzero
+wherever the launch's grid runs a program) was refused, the model not tying the divisor to the
+grid. The argument divisors a verdict takes nonzero are stated, not checked by a launch (a
+``tle.assume`` in the bundled kernels would make them checked). A lying ``tl.multiple_of`` (a
+divisibility the address does not have) makes Triton vectorise from a misaligned address,
+which the GPU traps on (no race: nothing claimed about it here); of a scalar bound in a mask
+(``offs < tl.multiple_of(N, 16)``) Triton 3.6 did not vectorise the masked store (checked), so
+no lane past N is written.
 """
 
 from __future__ import annotations
@@ -365,12 +377,33 @@ AT_ZERO = "if d == 0:\n        tl.store(y_ptr + 100, 3.0)"
 
 
 def test_a_division_by_zero_is_no_value_but_undefined(tmp_path, capsys):
-    """`s % d` at d = 0 is LLVM's undefined behaviour, and past it LLVM takes `d != 0` for
-    true: the lowered PTX stores y[100] with no test of d, beside the other partition's store
-    of y[100] under `d == 0`. Before: verified (the `if`s read as Python reads them)."""
+    """`s % (t - d)` at t = d is LLVM's undefined behaviour, a run with no defined outcome:
+    after `s % d` LLVM drops `if d != 0:` (the oracle below, and the lowered PTX of that
+    kernel); here Triton 3.6 kept the test `t != d` (checked), but a verdict cannot rest on
+    what an optimiser happens to leave. The other partition stores y[100 + t] under `t == d`.
+    Before: verified (the `if`s read as Python reads them)."""
+    a = ("for t in range(4):\n        tl.store(x_ptr + s % (t - d), 1.0)\n"
+         "        if t != d:\n            tl.store(y_ptr + 100 + t, 2.0)")
+    b = "for t in range(4):\n        if t == d:\n            tl.store(y_ptr + 100 + t, 3.0)"
+    code, err = dump(tmp_path, capsys, sd(a, b))
+    expect(code, err, ("rejected", "kernel.py:19: error: partition 'produce': the divisor of "
+                       "this integer division may be ", "[division]"))
+
+
+def test_a_divisor_argument_is_taken_nonzero_and_said(tmp_path, capsys):
+    """The same by the argument `d` itself, which only a launch chooses (the bundled SparseMLA
+    kernels divide by their argument `n_hb` so): verified taking d nonzero, which the verdict
+    says (stderr, the text report, the JSON `assumed`); `tle.assume(d >= 1)` makes it a domain
+    a launch checks, and the note goes. Before: verified with no word of it."""
     code, err = dump(tmp_path, capsys, sd(DIVIDED, AT_ZERO))
-    expect(code, err, ("rejected", "kernel.py:18: error: partition 'produce': the divisor of "
-                       "this integer division may be 0 (with d = 0", "[division]"))
+    expect(code, err, "verified")
+    assert "taking the divisor `d` at line 18 of kernel.py never 0" in err, err
+    path = write_kernel(tmp_path, sd(DIVIDED, AT_ZERO), "json_kernel.py")
+    code, out, err = run_dump(capsys, "--format", "json", str(path))
+    assert code == 0 and "taking the divisor `d` at line 18" in out, out
+    code, err = dump(tmp_path, capsys, sd(DIVIDED, AT_ZERO, "tle.assume(d >= 1)"))
+    expect(code, err, "verified")
+    assert "taking the divisor" not in err, err
 
 
 #: a reader whose wait stands under `d != 0` after computing `s % d`; the writer commits under
@@ -422,18 +455,20 @@ def test_a_wait_past_a_division_by_zero_hangs(tmp_path, capsys):
 
 
 def test_int_min_by_minus_one_is_undefined_too(tmp_path, capsys):
-    """Under `if d != 0:` the remainder of -2 ** 31 by -1 still overflows (LLVM's srem)."""
-    a = "if d != 0:\n        tl.store(x_ptr + s % d, 1.0)"
+    """Under `if t != d:` the remainder of -2 ** 31 by `t - d` = -1 still overflows (LLVM's
+    srem)."""
+    a = ("for t in range(4):\n        if t != d:\n"
+         "            tl.store(x_ptr + s % (t - d), 1.0)")
     code, err = dump(tmp_path, capsys, sd(a, "tl.store(y_ptr, 1.0)"))
-    expect(code, err, ("rejected", "may be -1 and the dividend -2147483648 (with d = -1, "
-                       "s = -2147483648)", "[division]"))
+    expect(code, err, ("rejected", "may be -1 and the dividend -2147483648 (with ",
+                       "s = -2147483648", "[division]"))
 
 
 def test_a_where_does_not_guard_a_division(tmp_path, capsys):
-    """Triton computes both branches of a tl.where: the division runs at d = 0."""
-    a = "tl.store(x_ptr + tl.where(d != 0, s % d, 0), 1.0)"
+    """Triton computes both branches of a tl.where: the division runs at t = d."""
+    a = "for t in range(4):\n        tl.store(x_ptr + tl.where(t != d, s % (t - d), 0), 1.0)"
     expect(*dump(tmp_path, capsys, sd(a, "tl.store(y_ptr, 1.0)")),
-           ("rejected", "(with d = 0", "[division]"))
+           ("rejected", "may be 0 (with ", "[division]"))
 
 
 @pytest.mark.parametrize("a,assume", [
@@ -442,10 +477,11 @@ def test_a_where_does_not_guard_a_division(tmp_path, capsys):
     ("tl.store(x_ptr + s // 7 + tl.cdiv(s, 3) + s % -5, 1.0)", ""),
     ("if d > 0:\n        tl.store(x_ptr + s % d, 1.0)", ""),
     ("for t in range(1, d):\n        tl.store(x_ptr + s // t, 1.0)", ""),
+    ("if d <= 0:\n        return\n    tl.store(x_ptr + s % d, 1.0)", ""),
 ])
 def test_divisions_by_nonzero_divisors_stay_verified(tmp_path, capsys, a, assume):
     """Controls: a divisor bounded by tle.assume, clamped, a number, tested by an `if` around
-    the division, or a loop variable that starts at 1."""
+    the division or a guard clause before it, or a loop variable that starts at 1."""
     expect(*dump(tmp_path, capsys, sd(a, "tl.store(y_ptr, 1.0)", assume)), "verified")
 
 

@@ -340,8 +340,10 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
     signature types) that no use of them proves otherwise (constexpr_kinds.py), read as the
     float constexprs are. Returns the
     groups of stride arguments whose rows were taken not to overlap (the stride rule:
-    race_strides.py) in a pair found safe, each sorted, so that the verdict can say what it
-    assumes of the launch."""
+    race_strides.py) in a pair found safe, each sorted, and after them a note (its first item
+    race_divisions.NOTE) of each division by a kernel argument that may be 0
+    (race_divisions.check_divisions), so that the verdict can say what it assumes of the
+    launch."""
     if len(kern.partitions) < 2:
         return []
     parts = [collect(p) for p in kern.partitions]
@@ -404,9 +406,8 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
     model.arith = race_wraps  # values in their fixed-width types
     if not writes:
         # a division whose divisor may be 0 is undefined behaviour that the compiled kernel
-        # may rest on (race_divisions.py): refused with or without a write, after the pairs
-        check_divisions(model, parts, Unproved, ATTEMPTS + ((PAIR_RLIMIT, 0),))
-        return []
+        # may rest on (race_divisions.py): checked with or without a write, after the pairs
+        return check_divisions(model, parts, ATTEMPTS + ((PAIR_RLIMIT, 0),), Unproved)
     for i, (pa, a, ptr_a, ca) in enumerate(info):
         for pb, b, ptr_b, cb in info[i + 1:]:
             if pa is pb or not _conflict(a.kind, b.kind):
@@ -581,5 +582,5 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                 f"the acquire a capacity later){copied}: a race; hand the data over in a pipe "
                 f"slot, order the accesses with a hand-off, or keep them in one partition",
                 where, check="memory-race")
-    check_divisions(model, parts, Unproved, ATTEMPTS + ((PAIR_RLIMIT, 0),))
-    return sorted(tuple(sorted(x)) for x in relied)
+    divided = check_divisions(model, parts, ATTEMPTS + ((PAIR_RLIMIT, 0),), Unproved)
+    return sorted(tuple(sorted(x)) for x in relied) + divided

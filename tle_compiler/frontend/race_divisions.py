@@ -16,10 +16,16 @@ So every such division of a partition is checked where it stands (at each iterat
 loops around it, under the conditions of the ``if``\\ s around it, with the arguments' domains):
 where z3 finds values at which its divisor is 0, or -1 beside the least value of the
 dividend's type, the kernel is refused at its line (check ``division``), naming them; where it
-cannot decide, not proved. A division in a ``tl.where`` branch or a conditional expression is
-computed whatever the condition, as Triton evaluates both (``tl.where(d != 0, s % d, 0)`` is
-refused: write ``s % tl.maximum(d, 1)``); an ``if`` around it is read (``if d != 0: q = s %
-d`` is kept). A division by a number other than 0 and -1 is none of these.
+cannot decide, not proved. A divisor that is a kernel argument itself (``item // n_hb`` of the
+bundled SparseMLA kernels, which their launcher passes >= 1), or one that arguments alone make
+(``n_rows * NT``), is a launch's to choose: unless an argument of it is a param the verdict
+quantifies (cli/kernel_checks.py refuses that one), the verdict takes it
+nonzero and says so (JSON ``"assumed"``, a ``# memory-race:`` line, a note on stderr), as it
+states the strides the race proof takes; ``tle.assume(d >= 1)`` makes it a domain a launch
+checks. A division in a ``tl.where`` branch or a conditional expression is computed whatever
+the condition, as Triton evaluates both; an ``if`` around it is read (``if d != 0: q = s % d``
+is kept), as is a guard clause before it. A division by a number other than 0 and -1 is none of
+these; one of the kernel body is not checked (check_divisions).
 """
 
 from __future__ import annotations
@@ -29,7 +35,8 @@ from typing import Iterator
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from .race_sites import Part, Site
-from .race_terms import Instance, Model, branch_conditions, const_name, floating, instance, term
+from .race_terms import Instance, Model, branch_conditions, floating, instance, symbols, term
+
 
 def _post(e: K.Expr) -> Iterator[K.Expr]:
     for c in K.children(e):
@@ -37,10 +44,11 @@ def _post(e: K.Expr) -> Iterator[K.Expr]:
     yield e
 
 
-def divisions(part: Part) -> list[tuple[K.Expr, K.Expr, K.Expr, Site]]:
+def divisions(body) -> list[tuple[K.Expr, K.Expr, K.Expr, Site]]:
     """(the division, its dividend, its divisor, its site) of each ``//``, ``%`` and
-    ``tl.cdiv`` in the partition's body, the sites numbered as race_sites.collect numbers
-    them (the k-th node of a statement's expressions in evaluation order)."""
+    ``tl.cdiv`` in the statements ``body`` (a partition's), the sites numbered as
+    race_sites.collect numbers them (the k-th node of a statement's expressions in evaluation
+    order)."""
     out = []
 
     def nodes(exprs, prefix, i):
@@ -72,7 +80,7 @@ def divisions(part: Part) -> list[tuple[K.Expr, K.Expr, K.Expr, Site]]:
                 nodes([st.cond], inner, -1)
                 walk(st.body, inner)
 
-    walk(part.kp.body, ())
+    walk(body, ())
     return out
 
 
@@ -83,71 +91,108 @@ def _number(t):
         return None
 
 
-def check_divisions(model: Model, parts: list[Part], Unproved, attempts) -> None:
-    """Refuse (TleError, check ``division``) a run-time division of a partition whose divisor
-    may be 0 (or -1 beside its type's least value) where it runs (module docstring); raise
-    ``Unproved`` where z3 cannot decide one. ``model``: the race check's, set up to read
-    values in their fixed-width types, with its budget (global_races.check_global_races);
-    ``attempts``: (resource units, seed) of each try of a query, the last the longest."""
+#: the mark of a division note among check_global_races' results (beside the stride groups)
+NOTE = "division:"
+
+
+def check_divisions(model: Model, parts: list[Part], attempts, Unproved) -> list[tuple]:
+    """Check each run-time division of the partitions where it runs (module docstring): one
+    whose divisor may be 0 (or -1 beside its type's least value) is refused (TleError, check
+    ``division``, naming the values z3 found), or, where the divisor is a kernel argument
+    itself or arguments alone make (``n_rows * NT``), which only a launch chooses, taken
+    nonzero by the verdict: returned as a note
+    ``(NOTE, divisor text, file, line, column, refusal, arguments)`` (the refusal's words where
+    z3 found the values, else ""), which the verdict states (cli/kernel_checks.py), as it states the strides
+    the race proof takes, or, where an argument of it is a param the verdict quantifies (a loop
+    bound, a condition of pipe events), refuses with. ``Unproved`` where z3 cannot decide one of
+    another divisor. ``model``: the race check's, set up to read values in their fixed-width
+    types, with its budget (global_races.check_global_races); ``attempts``: (resource units,
+    seed) of each try of a query, the last the longest."""
     from . import race_wraps
 
+    # (the kernel body's divisions are not checked: its work-item arithmetic divides by
+    # counts a launch's grid keeps nonzero where any program runs, `item % n_rb` of `n_rb =
+    # cdiv(s_q * heads, BLOCK_H)`, which the model cannot tie to the grid)
+    notes: list[tuple] = []
     for part in parts:
-        for e, lhs, rhs, site in divisions(part):
-            probe = Instance(part, site, "probe")
-            if floating(model, lhs, probe, "part") or floating(model, rhs, probe, "part"):
-                continue  # (a float's floor division: no undefined value)
-            inst = instance(model, part, site, "D")
-            branch_conditions(model, inst)
-            z3 = model.z3
-            with model.fixed_width():
-                b = term(model, rhs, inst)
-                c = _number(z3.simplify(b))
-                if c is not None and c not in (0, -1):
-                    continue  # (by a number: defined, whatever the dividend)
-                a = term(model, lhs, inst)
-                b = model.arith.operand(model, rhs, b, inst, "part")
-                a = model.arith.operand(model, lhs, a, inst, "part")
-                bits = race_wraps.bits(model, e if isinstance(e, K.BinOp) else lhs, inst,
-                                       "part")
-            least = -2 ** (bits - 1)
-            bad = z3.Or(b == 0, z3.And(b == -1, a == least))
-            # the race check's attempts (a few short ones with other seeds, then the whole
-            # budget of a query), charged to the kernel's budget
-            for limit, seed in attempts:
-                if model.budget.left() <= 0 or model.budget.wall_left_ms() <= 0:
-                    got = z3.unknown
-                    break
-                solver = z3.Solver()
-                solver.set("random_seed", seed)
-                solver.add(*inst.constraints, *model.facts, bad)
-                got, _ = model.budget.check(solver, limit)
-                if got != z3.unknown:
-                    break
-            where = e.loc if getattr(e.loc, "line", 0) else part.kp.loc
-            if got == z3.unsat:
-                continue
-            if got != z3.sat:
-                raise Unproved(
-                    f"partition '{part.kp.name}': whether the divisor of the division at line "
-                    f"{where.line} may be 0 was not decided (a division by 0 is undefined "
-                    f"behaviour to LLVM, which the compiled kernel may rest on)", where)
-            z = solver.model()
-            vals = []
-            for d in z.decls():
-                n = d.name()
-                if n.startswith("a:"):
-                    vals.append(f"{n[2:]} = {z[d]}")
-            for _, loop in inst.site.loops():
-                if isinstance(loop, K.For):
-                    vals.append(f"{loop.var} = "
-                                f"{z.eval(inst.iters[id(loop)][1], model_completion=True)}")
-            zero = z.eval(b, model_completion=True)
-            at = f" (with {', '.join(sorted(vals))})" if vals else ""
-            what = "0" if _number(zero) == 0 else f"-1 and the dividend {least}"
-            raise TleError(
-                f"partition '{part.kp.name}': the divisor of this integer division may be "
-                f"{what}{at}: LLVM takes a division by 0 (or of the type's least value by -1) "
-                f"as undefined behaviour and compiles the code around it for a divisor that "
-                f"is not (`if d != 0:` after `s % d` is dropped), so no verdict holds there; "
-                f"bound the divisor with tle.assume, test it in an `if` around the division, "
-                f"or divide by `tl.maximum(d, 1)`", where, check="division")
+        for e, lhs, rhs, site in divisions(part.kp.body):
+            note = _division(model, part, e, lhs, rhs, site, attempts, race_wraps, Unproved)
+            if note is not None and note not in notes:
+                notes.append(note)
+    return notes
+
+
+def _division(model: Model, part: Part, e, lhs, rhs, site: Site, attempts, race_wraps,
+              Unproved):
+    """None where the divisor of one division is neither 0 nor -1 beside its type's least
+    value where it runs; the note of an argument divisor that may be; else refused."""
+    probe = Instance(part, site, "probe")
+    if floating(model, lhs, probe, "part") or floating(model, rhs, probe, "part"):
+        return None  # (a float's floor division: no undefined value)
+    inst = instance(model, part, site, "D")
+    branch_conditions(model, inst)
+    z3 = model.z3
+    with model.fixed_width():
+        b = term(model, rhs, inst)
+        c = _number(z3.simplify(b))
+        if c is not None and c not in (0, -1):
+            return None  # (by a number: defined, whatever the dividend)
+        # a divisor the kernel's arguments alone make (`n_hb`, `n_rows * NT`): a launch's
+        args = sorted(n[2:] for n in symbols(b))
+        launched = bool(args) and all(n.startswith("a:") for n in symbols(b))
+        a = term(model, lhs, inst)
+        b = model.arith.operand(model, rhs, b, inst, "part")
+        a = model.arith.operand(model, lhs, a, inst, "part")
+        bits = race_wraps.bits(model, e if isinstance(e, K.BinOp) else lhs, inst, "part")
+    least = -2 ** (bits - 1)
+    bad = z3.Or(b == 0, z3.And(b == -1, a == least))
+    # the race check's attempts (a few short ones with other seeds, then the whole budget of
+    # a query), charged to the kernel's budget
+    got = z3.unknown
+    for limit, seed in attempts:
+        if model.budget.left() <= 0 or model.budget.wall_left_ms() <= 0:
+            break
+        solver = z3.Solver()
+        solver.set("random_seed", seed)
+        solver.add(*inst.constraints, *model.facts, bad)
+        got, _ = model.budget.check(solver, limit)
+        if got != z3.unknown:
+            break
+    if got == z3.unsat:
+        return None
+    loc = e.loc if getattr(e.loc, "line", 0) else part.kp.loc
+    message = None
+    if got == z3.sat:
+        z = solver.model()
+        vals = [f"{d.name()[2:]} = {z[d]}" for d in z.decls() if d.name().startswith("a:")]
+        for _, loop in inst.site.loops():
+            if isinstance(loop, K.For):
+                vals.append(f"{loop.var} = "
+                            f"{z.eval(inst.iters[id(loop)][1], model_completion=True)}")
+        what = "0" if _number(z.eval(b, model_completion=True)) == 0 else \
+            f"-1 and the dividend {least}"
+        at = f" (with {', '.join(sorted(vals))})" if vals else ""
+        message = (
+            f"partition '{part.kp.name}': the divisor of this integer division may be "
+            f"{what}{at}: LLVM takes a division by 0 (or of the type's least value by -1) as "
+            f"undefined behaviour and compiles the code around it for a divisor that is not "
+            f"(`if d != 0:` after `s % d` is dropped), so no verdict holds there; test the "
+            f"divisor in an `if` around the division, bound it with tle.assume, or divide by "
+            f"`tl.maximum(d, 1)`")
+    if launched:
+        # a launch's to choose: the verdict takes it nonzero, or, where an argument of it is a
+        # param the verdict quantifies (cli/kernel_checks.py), refuses with ``message``
+        from ..ir.kernel_text import _Printer
+
+        try:
+            text = _Printer(model.kern, False).expr(rhs)
+        except Exception:  # noqa: BLE001 - (a node the printer has no form for: its names)
+            text = " * ".join(args)
+        return (NOTE, f"`{text}`", loc.file or "", loc.line, loc.column, message or "",
+                tuple(args))
+    if message is None:
+        raise Unproved(
+            f"partition '{part.kp.name}': whether the divisor of the division at line "
+            f"{loc.line} may be 0 was not decided (a division by 0 is undefined behaviour to "
+            f"LLVM, which the compiled kernel may rest on)", loc)
+    raise TleError(message, loc, check="division")
