@@ -47,14 +47,17 @@ False verdict found:
   race_divisions.py checks every run-time ``//``, ``%`` and ``tl.cdiv`` of a partition where
   it stands (loops, ``if``\\ s, guard clauses, domains; a ``tl.where`` does not guard it): a
   divisor that may be 0, or -1 beside the type's least value, refuses the kernel at its line
-  (check ``division``), naming the values, except a divisor made of kernel arguments alone,
-  none a param of the verdict, which a launch chooses (the bundled SparseMLA and decode kernels
+  (check ``division``), naming the values, except a divisor made of kernel arguments and
+  program ids alone, which a launch chooses (the bundled SparseMLA and decode kernels
   divide by their arguments ``n_hb``, ``q_div``, ``heads_per_kv``, ``page`` and by ``n_rows *
-  NT``, which their launchers keep >= 1): the verdict takes it nonzero and says so (stderr, the report, JSON
-  ``assumed``), as it states the strides it takes; the hang above (d a param of the verdict)
-  is refused. So that round 73's persistent GEMM (``tile // n_tn`` in a loop over
-  ``tl.cdiv(n_tiles - pid, tl.num_programs(0))`` tiles, none where N = 0) stays verified,
-  race_terms reads a ``tl.cdiv`` by a term of int32 operands as the truncated quotient of ``x +
+  NT``, which their launchers keep >= 1; Triton's matmul tutorial by ``group_size_m``, of
+  program ids and arguments): the verdict takes it nonzero and says so (stderr, the report,
+  JSON ``assumed``), as it states the strides it takes, also of a param the verdict quantifies
+  (the hang above: verified for the values of d at which ``d`` is not 0, which the verdict now
+  says, where it claimed every d). Any other divisor (a loop variable, a loaded value) that may
+  be 0 is refused with z3's values. So that round 73's persistent GEMM (``tile // n_tn`` in a
+  loop over ``tl.cdiv(n_tiles - pid, tl.num_programs(0))`` tiles, none where N = 0) stays
+  verified with no assumption, race_terms reads a ``tl.cdiv`` by a term of int32 operands as the truncated quotient of ``x +
   (d - 1)`` (it was an unknown).
 
 Held (verdicts checked true): a mask through ``tl.max_constancy`` (whose lie vectorises a
@@ -448,10 +451,13 @@ DEFAULT_CONFIG = {
 def test_a_wait_past_a_division_by_zero_hangs(tmp_path, capsys):
     """The lowered consumer waits the full barrier with no test of d (LLVM folded `d != 0`
     after `s % d`), the producer commits only at d != 0: at d = 0 the consumer hangs. Before:
-    verified deadlock-free."""
+    verified deadlock-free for every d, with no word of d = 0; now for the values at which the
+    divisor `d` is not 0, which the verdict says (tle.assume(d >= 1) makes it a domain a
+    launch checks)."""
     code, err = dump(tmp_path, capsys, HANG)
-    expect(code, err, ("rejected", "kernel.py:22: error: partition 'consume': the divisor",
-                       "(with d = 0", "[division]"))
+    expect(code, err, "verified")
+    assert ("taking the divisor `d` at line 22 of kernel.py never 0" in err
+            and "(the verdict's values of d are those at which none is)" in err), err
 
 
 def test_int_min_by_minus_one_is_undefined_too(tmp_path, capsys):

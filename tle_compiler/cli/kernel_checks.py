@@ -159,22 +159,11 @@ def check_memory_races(rep: KernelReport, loaded: Loaded, beside=None) -> None:
     divided = [g for g in relied if g and g[0] == NOTE]
     strides = sorted({n for group in relied if not (group and group[0] == NOTE)
                       for n in group})
-    # a division by an argument that may be 0 where the verdict quantifies that argument (a
-    # param of the protocol: `for every value of d`) is refused, z3's values named
+    # a division by arguments alone that may be 0 (race_divisions.py) is a launch's to
+    # choose: the verdict takes it nonzero and says so, also of the values of a param it
+    # quantifies (`for every value of d`: but those at which the divisor `d` is 0)
     params = {p.name for p in getattr(rep.program, "params", ())}
-    for _, arg, file, line, column, message, args in divided:
-        if params & set(args):
-            from ..ir.nodes import Loc
-
-            loc = Loc(file or None, line, column)
-            if message:
-                reject_at(rep, TleError(message, loc, check="division"))
-            else:
-                rep.stopped = TleError(
-                    f"whether the divisor {arg} of the division at line {line} may be 0 was "
-                    f"not decided (a division by 0 is undefined behaviour to LLVM, which the "
-                    f"compiled kernel may rest on)", loc, check="division")
-            return
+    narrowed = sorted({a for g in divided for a in g[6] if a in params})
     divided = [f"{arg} at line {line}" + (f" of {file.rsplit('/', 1)[-1]}" if file else "")
                for _, arg, file, line, _, _, _ in divided]
     assumed = []
@@ -195,8 +184,11 @@ def check_memory_races(rep: KernelReport, loaded: Loaded, beside=None) -> None:
                        f"{', '.join(divided)} never 0 (nor -1 where the dividend is its type's "
                        f"least value): LLVM takes such a division as undefined behaviour and "
                        f"compiles the code around it for a divisor that is not (`if d != 0:` "
-                       f"after `s % d` is dropped), so a launch that passes 0 is not covered; "
-                       f"state the domain with tle.assume (d >= 1), which a launch checks")
+                       f"after `s % d` is dropped), so a launch at which one is 0 is not "
+                       f"covered"
+                       + (f" (the verdict's values of {', '.join(narrowed)} are those at which "
+                          f"none is)" if narrowed else "")
+                       + "; state the domain with tle.assume (d >= 1), which a launch checks")
     if assumed:
         rep.assumed = "; ".join(assumed)
         print(f"tle-dump: {rep.program.name}: {rep.assumed}", file=sys.stderr)

@@ -17,10 +17,10 @@ loops around it, under the conditions of the ``if``\\ s around it, with the argu
 where z3 finds values at which its divisor is 0, or -1 beside the least value of the
 dividend's type, the kernel is refused at its line (check ``division``), naming them; where it
 cannot decide, not proved. A divisor that is a kernel argument itself (``item // n_hb`` of the
-bundled SparseMLA kernels, which their launcher passes >= 1), or one that arguments alone make
-(``n_rows * NT``), is a launch's to choose: unless an argument of it is a param the verdict
-quantifies (cli/kernel_checks.py refuses that one), the verdict takes it
-nonzero and says so (JSON ``"assumed"``, a ``# memory-race:`` line, a note on stderr), as it
+bundled SparseMLA kernels, which their launcher passes >= 1), or one that arguments, program
+ids and numbers alone make (``n_rows * NT``; the matmul tutorial's ``group_size_m = min(num_pid_m
+- first_pid_m, GROUP_M)``, which a grid of the tiles' size keeps >= 1), is a launch's to choose: the verdict takes it nonzero and says so (of a
+param it quantifies too: its values are then those at which the divisor is not 0) (JSON ``"assumed"``, a ``# memory-race:`` line, a note on stderr), as it
 states the strides the race proof takes; ``tle.assume(d >= 1)`` makes it a domain a launch
 checks. A division in a ``tl.where`` branch or a conditional expression is computed whatever
 the condition, as Triton evaluates both; an ``if`` around it is read (``if d != 0: q = s % d``
@@ -35,7 +35,7 @@ from typing import Iterator
 from ..diagnostics import TleError
 from ..ir import kernel as K
 from .race_sites import Part, Site
-from .race_terms import Instance, Model, branch_conditions, floating, instance, symbols, term
+from .race_terms import Instance, Model, branch_conditions, floating, instance, term
 
 
 def _post(e: K.Expr) -> Iterator[K.Expr]:
@@ -84,6 +84,57 @@ def divisions(body) -> list[tuple[K.Expr, K.Expr, K.Expr, Site]]:
     return out
 
 
+#: ops whose value is a function of their operands' values alone (no memory, no lane, no
+#: program id): a divisor of them and of arguments is the launch's
+_PURE = ("tl.cdiv", "tl.minimum", "tl.maximum", "min", "max", "builtins.min", "builtins.max",
+         "to", "tl.cast", "tl.multiple_of", "tl.max_contiguous", "tl.max_constancy",
+         "to_tensor", "tl.where", "ifexp")
+
+
+def _launched(model: Model, part: Part, e: K.Expr, where: str, found: set, busy: set) -> bool:
+    """Whether the value of ``e`` is made of kernel arguments (added to ``found``), program ids
+    and counts (the launch's grid) and numbers alone, through the names it reads (a
+    partition's assignments, its parameters' bindings, the kernel body's values): no loop
+    variable, loaded value or lane."""
+    if isinstance(e, (K.Const, K.Global, K.DType)):
+        return True
+    if isinstance(e, K.Name):
+        key = (where, e.id)
+        if key in busy:
+            return False  # (a name its own value reads: a counter)
+        busy = busy | {key}
+        if where == "part":
+            if e.id in part.loop_vars:
+                return False
+            vals = [(v, "part") for v, _ in part.assigns.get(e.id, [])]
+            binds = dict(part.kp.bindings)
+            if e.id in binds:
+                vals.append((binds[e.id], "prologue"))
+        else:
+            if any(isinstance(st, K.For) and st.var == e.id
+                   for st in K.walk_stmts(model.kern.prologue)):
+                return False
+            vals = [(v, "prologue") for v in model.prologue_assigns.get(e.id, [])]
+            if not vals and e.id in model.params:
+                found.add(e.id)
+                return True
+        return bool(vals) and all(_launched(model, part, v, w, found, busy) for v, w in vals)
+    if isinstance(e, K.BinOp):
+        return _launched(model, part, e.lhs, where, found, busy) and \
+            _launched(model, part, e.rhs, where, found, busy)
+    if isinstance(e, K.UnaryOp):
+        return _launched(model, part, e.operand, where, found, busy)
+    if isinstance(e, (K.Compare, K.BoolOp)):
+        return all(_launched(model, part, x, where, found, busy) for x in K.children(e))
+    if isinstance(e, K.Op) and e.name in ("tl.program_id", "tl.num_programs"):
+        found.add("<grid>")  # (the launch's grid: one value for the program)
+        return True
+    if isinstance(e, K.Op) and e.name in _PURE:
+        return all(_launched(model, part, x, where, found, busy)
+                   for x in list(e.args) + [v for _, v in e.kwargs])
+    return False
+
+
 def _number(t):
     try:
         return t.as_long()
@@ -99,13 +150,13 @@ def check_divisions(model: Model, parts: list[Part], attempts, Unproved) -> list
     """Check each run-time division of the partitions where it runs (module docstring): one
     whose divisor may be 0 (or -1 beside its type's least value) is refused (TleError, check
     ``division``, naming the values z3 found), or, where the divisor is a kernel argument
-    itself or arguments alone make (``n_rows * NT``), which only a launch chooses, taken
+    itself or arguments and the grid alone make (``n_rows * NT``), which only a launch
+    chooses, taken
     nonzero by the verdict: returned as a note
-    ``(NOTE, divisor text, file, line, column, refusal, arguments)`` (the refusal's words where
-    z3 found the values, else ""), which the verdict states (cli/kernel_checks.py), as it states the strides
-    the race proof takes, or, where an argument of it is a param the verdict quantifies (a loop
-    bound, a condition of pipe events), refuses with. ``Unproved`` where z3 cannot decide one of
-    another divisor. ``model``: the race check's, set up to read values in their fixed-width
+    ``(NOTE, divisor text, file, line, column, refusal, arguments)`` (the words a refusal
+    would have, with z3's values, where it found them, else ""), which the verdict states
+    (cli/kernel_checks.py), as it states the strides the race proof takes. ``Unproved`` where
+    z3 cannot decide one of another divisor. ``model``: the race check's, set up to read values in their fixed-width
     types, with its budget (global_races.check_global_races); ``attempts``: (resource units,
     seed) of each try of a query, the last the longest."""
     from . import race_wraps
@@ -137,9 +188,11 @@ def _division(model: Model, part: Part, e, lhs, rhs, site: Site, attempts, race_
         c = _number(z3.simplify(b))
         if c is not None and c not in (0, -1):
             return None  # (by a number: defined, whatever the dividend)
-        # a divisor the kernel's arguments alone make (`n_hb`, `n_rows * NT`): a launch's
-        args = sorted(n[2:] for n in symbols(b))
-        launched = bool(args) and all(n.startswith("a:") for n in symbols(b))
+        # a divisor the kernel's arguments and the grid alone make (`n_hb`, `n_rows * NT`,
+        # `8 * tl.cdiv(N, 64)`, the matmul tutorial's `group_size_m`): a launch's
+        found: set = set()
+        launched = _launched(model, part, rhs, "part", found, set()) and bool(found)
+        args = sorted(found - {"<grid>"})
         a = term(model, lhs, inst)
         b = model.arith.operand(model, rhs, b, inst, "part")
         a = model.arith.operand(model, lhs, a, inst, "part")
@@ -180,8 +233,7 @@ def _division(model: Model, part: Part, e, lhs, rhs, site: Site, attempts, race_
             f"divisor in an `if` around the division, bound it with tle.assume, or divide by "
             f"`tl.maximum(d, 1)`")
     if launched:
-        # a launch's to choose: the verdict takes it nonzero, or, where an argument of it is a
-        # param the verdict quantifies (cli/kernel_checks.py), refuses with ``message``
+        # a launch's to choose: the verdict takes it nonzero, and says so (cli/kernel_checks.py)
         from ..ir.kernel_text import _Printer
 
         try:
