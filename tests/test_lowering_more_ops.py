@@ -276,12 +276,14 @@ def test_hints_and_value_ops(tmp_path):
                                 "    tl.store(c_ptr + o, tl.cast(tl.sum(acc, 1), tl.int32, "
                                 "bitcast=True))")
     assert "gl.max_contiguous(gl.multiple_of(gl.arange(0, 64" in gen
-    assert "gl.assume((NT > 0))" in gen and "gl.zeros_like(acc)" in gen
+    # tl.assume is read, not passed on (adversarial round 76: LLVM's assume of a false
+    # condition dropped a mask the verifier had read)
+    assert "gl.assume" not in gen and "gl.zeros_like(acc)" in gen
     assert re.search(r"r = gl\.sum\(acc, 1\)\[:, None\]", gen)
     assert ".broadcast_to([64, 64])" in gen and "gl.int32, bitcast=True)" in gen
     ttgir = c.asm["ttgir"]
     assert re.search(r"tt\.contiguity = dense<64>.*tt\.divisibility = dense<64>", ttgir)
-    assert "llvm.intr.assume" in ttgir
+    assert "llvm.intr.assume" not in ttgir
     assert re.search(r"tt\.bitcast %\S+ : tensor<64xf32, [^>]+>+ -> tensor<64xi32", ttgir)
 
 

@@ -154,17 +154,43 @@ def check_memory_races(rep: KernelReport, loaded: Loaded, beside=None) -> None:
         print(f"tle-dump: {rep.program.name}: global memory proved apart with "
               f"{', '.join(f'{n}={v}' for n, v in extra.items())} (DEFAULT_CONFIG; a race "
               f"otherwise); the verdict holds for these values only", file=sys.stderr)
-    strides = sorted({n for group in relied for n in group})
+    from ..frontend.race_divisions import NOTE
+
+    divided = [g for g in relied if g and g[0] == NOTE]
+    strides = sorted({n for group in relied if not (group and group[0] == NOTE)
+                      for n in group})
+    # a division by arguments alone that may be 0 (race_divisions.py) is a launch's to
+    # choose: the verdict takes it nonzero and says so, also of the values of a param it
+    # quantifies (`for every value of d`: but those at which the divisor `d` is 0)
+    params = {p.name for p in getattr(rep.program, "params", ())}
+    narrowed = sorted({a for g in divided for a in g[6] if a in params})
+    divided = [f"{arg} at line {line}" + (f" of {file.rsplit('/', 1)[-1]}" if file else "")
+               for _, arg, file, line, _, _, _ in divided]
+    assumed = []
     if strides:
         # the stride rule is an assumption about the launch (docs/semantics.md, "Strides"):
         # a verdict that may rest on it says so, naming the strides
-        rep.assumed = (f"global memory proved apart taking the rows of the stride argument"
+        assumed.append(f"global memory proved apart taking the rows of the stride argument"
                        f"{'s' if len(strides) > 1 else ''} {', '.join(strides)} not to "
                        f"overlap: each "
                        f"stride at least the width of the columns addressed beside it, and no "
                        f"row offset `row * stride` wrapping around int32 or the address space "
                        f"(docs/semantics.md, \"Strides\"); a launch with a smaller stride, or "
                        f"with rows that wrap, is not covered")
+    if divided:
+        # a division by a kernel argument that may be 0 (or -1 beside the dividend's least
+        # value) is undefined behaviour the compiled kernel rests on (race_divisions.py)
+        assumed.append(f"taking the divisor{'s' if len(divided) > 1 else ''} "
+                       f"{', '.join(divided)} never 0 (nor -1 where the dividend is its type's "
+                       f"least value): LLVM takes such a division as undefined behaviour and "
+                       f"compiles the code around it for a divisor that is not (`if d != 0:` "
+                       f"after `s % d` is dropped), so a launch at which one is 0 is not "
+                       f"covered"
+                       + (f" (the verdict's values of {', '.join(narrowed)} are those at which "
+                          f"none is)" if narrowed else "")
+                       + "; state the domain with tle.assume (d >= 1), which a launch checks")
+    if assumed:
+        rep.assumed = "; ".join(assumed)
         print(f"tle-dump: {rep.program.name}: {rep.assumed}", file=sys.stderr)
 
 

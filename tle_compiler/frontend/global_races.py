@@ -72,6 +72,7 @@ from typing import Optional
 
 from ..diagnostics import TleError
 from ..ir import kernel as K
+from .race_divisions import check_divisions
 from .race_order import ordered, unmark_register_stores, unreleased
 from .race_solver import (BACKSTOP, BACKSTOP_HIT, SPENT, UNITS_PER_MS, Budget, InContext,
                           Unproved, backstop_words, units)
@@ -339,15 +340,16 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
     signature types) that no use of them proves otherwise (constexpr_kinds.py), read as the
     float constexprs are. Returns the
     groups of stride arguments whose rows were taken not to overlap (the stride rule:
-    race_strides.py) in a pair found safe, each sorted, so that the verdict can say what it
-    assumes of the launch."""
+    race_strides.py) in a pair found safe, each sorted, and after them a note (its first item
+    race_divisions.NOTE) of each division by a kernel argument that may be 0
+    (race_divisions.check_divisions), so that the verdict can say what it assumes of the
+    launch."""
     if len(kern.partitions) < 2:
         return []
     parts = [collect(p) for p in kern.partitions]
     for p in parts:
         unmark_register_stores(kern, p)
-    if not any(a.kind != "load" for p in parts for a in p.accesses):
-        return []
+    writes = any(a.kind != "load" for p in parts for a in p.accesses)
     model = Model(kern, domains or {}, constexprs)
     # the kernel's terms in a z3 context of their own: its queries are the same whatever the
     # process made before (race_solver.py)
@@ -402,6 +404,10 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
     model.maybe_float = set(maybe_float)
     model.based_on = lambda ptr, inst, where: _based_on(model, _candidates(model, ptr, inst, where))
     model.arith = race_wraps  # values in their fixed-width types
+    if not writes:
+        # a division whose divisor may be 0 is undefined behaviour that the compiled kernel
+        # may rest on (race_divisions.py): checked with or without a write, after the pairs
+        return check_divisions(model, parts, ATTEMPTS + ((PAIR_RLIMIT, 0),), Unproved)
     for i, (pa, a, ptr_a, ca) in enumerate(info):
         for pb, b, ptr_b, cb in info[i + 1:]:
             if pa is pb or not _conflict(a.kind, b.kind):
@@ -591,4 +597,5 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                 f"the acquire a capacity later){copied}: a race; hand the data over in a pipe "
                 f"slot, order the accesses with a hand-off, or keep them in one partition",
                 where, check="memory-race")
-    return sorted(tuple(sorted(x)) for x in relied)
+    divided = check_divisions(model, parts, ATTEMPTS + ((PAIR_RLIMIT, 0),), Unproved)
+    return sorted(tuple(sorted(x)) for x in relied) + divided

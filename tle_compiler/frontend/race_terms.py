@@ -581,6 +581,130 @@ class _Aligned:
         return all(len(p) == 1 for p in self.places.values())
 
 
+class _Slopes:
+    """What a ``tl.max_contiguous(x, values)`` hint claims, proved of ``x`` or not.
+
+    Triton trusts the hint: its axis analysis takes ``values[d]`` as the contiguity of ``x``
+    along axis ``d`` (runs of that many elements, each one above the one before it), and the
+    load or store of a pointer so hinted is vectorised along it, each thread accessing the
+    elements ``p, p + 1, ..., p + v - 1`` from the address ``p`` of the first element of its
+    run. Where the claim is false (``tl.max_contiguous(2 * offs, 128)``: even offsets) the
+    access reaches other addresses than the elements' own (``y + 1``, ``y + 3``, ...), which
+    the reading of the hint as its operand's value never sees (adversarial round 76).
+
+    ``slopes(e)`` is the change of ``e``'s value per step along each of its axes, where ``e`` is
+    affine along each axis with an integer slope that the names it reads agree on (a
+    ``tl.arange`` 1, a scalar nothing), else None; the hint is proved where every axis it
+    claims a run longer than 1 along has slope 1."""
+
+    def __init__(self, model: Model, part: Part):
+        self.values = _Aligned(model, part)._values
+        self.model = model
+        self.busy: set = set()
+        self.guess: dict = {}
+
+    def _number(self, e: K.Expr) -> Optional[int]:
+        if isinstance(e, (K.Const, K.Global)):
+            v = getattr(e.value, "value", e.value)
+            return v if isinstance(v, int) and not isinstance(v, bool) else None
+        if isinstance(e, K.Name) and e.id in self.model.constexprs:
+            v = self.model.constexprs[e.id]
+            return v if isinstance(v, int) and not isinstance(v, bool) else None
+        return None
+
+    def slopes(self, e: K.Expr, where: str, depth: int = 32) -> Optional[tuple]:
+        if depth <= 0:
+            return None
+        sub = lambda x: self.slopes(x, where, depth - 1)  # noqa: E731
+        if isinstance(e, (K.Const, K.Global)):
+            v = getattr(e.value, "value", e.value)
+            return () if isinstance(v, int) else None
+        if isinstance(e, K.Name):
+            key = (where, e.id)
+            if key in self.busy:
+                # a name its own value reads (a counter, `offs += 64`): the slopes its other
+                # values give, where the check below finds every value keeping them
+                return self.guess.get(key)
+            vals = self.values(e.id, where)
+            if vals is None:
+                return None
+            self.busy.add(key)
+            try:
+                got = [self.slopes(v, w, depth - 1) for v, w in vals]
+                kept = set(got) - {None}
+                if None in got and len(kept) == 1 and key not in self.guess:
+                    self.guess[key] = kept.pop()
+                    try:
+                        got = [self.slopes(v, w, depth - 1) for v, w in vals]
+                    finally:
+                        del self.guess[key]
+            finally:
+                self.busy.discard(key)
+            kept = set(got) or {()}
+            return kept.pop() if len(kept) == 1 else None
+        if isinstance(e, K.Subscript):
+            inner = sub(e.value)
+            if inner is None or not all(i in (":", None) for i in e.index) or \
+                    len(inner) != sum(i == ":" for i in e.index):
+                return None
+            it = iter(inner)
+            return tuple(next(it) if i == ":" else 0 for i in e.index)
+        if isinstance(e, K.UnaryOp):
+            inner = sub(e.operand)
+            if inner is None or e.op not in ("-", "+"):
+                return None
+            return tuple(-x for x in inner) if e.op == "-" else inner
+        if isinstance(e, K.BinOp):
+            a, b = sub(e.lhs), sub(e.rhs)
+            if a is None or b is None:
+                return None
+            n = max(len(a), len(b))
+            a, b = (0,) * (n - len(a)) + a, (0,) * (n - len(b)) + b
+            if e.op == "+":
+                return tuple(x + y for x, y in zip(a, b))
+            if e.op == "-":
+                return tuple(x - y for x, y in zip(a, b))
+            if not any(a) and not any(b):
+                return a  # of values the same along every axis
+            if e.op == "*":
+                for x, c in ((a, self._number(e.rhs)), (b, self._number(e.lhs))):
+                    if c is not None:
+                        return tuple(v * c for v in x)
+            if e.op == "<<":
+                c = self._number(e.rhs)
+                if c is not None and 0 <= c < 64:
+                    return tuple(v << c for v in a)
+            return None
+        if isinstance(e, K.Op):
+            if e.name == "tl.arange":
+                return (1,)
+            if e.name in ("tl.multiple_of", "tl.max_contiguous", "tl.max_constancy",
+                          "to_tensor") + CASTS and e.args:
+                return sub(e.args[0])
+        if isinstance(e, (K.Op, K.Compare, K.BoolOp)):
+            # any other op, of scalar operands alone, is a scalar
+            ops = list(e.args) + [v for _, v in e.kwargs] if isinstance(e, K.Op) else \
+                [e.lhs, e.rhs] if isinstance(e, K.Compare) else list(e.items)
+            if all(isinstance(x, K.DType) or sub(x) == () for x in ops):
+                return ()
+        return None
+
+    def proved(self, hint: K.Op, where: str) -> bool:
+        """Whether ``tl.max_contiguous(x, values)`` holds of ``x`` (class docstring)."""
+        if len(hint.args) < 2:
+            return False
+        v = hint.args[1]
+        items = list(v.items) if isinstance(v, K.TupleExpr) else [v]
+        got = self.slopes(hint.args[0], where)
+        if got is None or len(got) != len(items):
+            return False
+        for item, slope in zip(items, got):
+            c = self._number(item)
+            if (c is None or c > 1) and slope != 1:
+                return False
+        return True
+
+
 def access_mask(model: Model, op: K.Op, inst: Instance):
     """The pointer of access ``op`` at ``inst`` as a term, its mask's condition added to the
     instance's constraints where :func:`condition` reads it (names followed: `m = offs < 64`):
@@ -1380,6 +1504,10 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
         return v
     if name in ("tl.program_id", "tl.num_programs"):
         return _grid_value(model, e, inst, depth, where)
+    if name == "tl.max_contiguous" and not _Slopes(model, inst.part).proved(e, where):
+        # a contiguity the value does not have: the access may be vectorised from another
+        # element's address (_Slopes): any address
+        return model.fresh("hint", inst)
     if name in SAME_VALUE and e.args:
         return term(model, e.args[0], inst, depth - 1, where)
     if name in CASTS and e.args:
@@ -1411,6 +1539,23 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
             if n is not None and n >= 0 and c > 0:
                 return z3.IntVal(n // c)  # numbers both: the one value
             return _quotient(model, s, z3.IntVal(c), inst, tag="cdiv")[0]
+        if c is None:
+            # a divisor that is no number (`tl.cdiv(n_tiles - pid, tl.num_programs(0))`), of
+            # int32 operands: Triton's (x + (d - 1)) // d, each sum wrapped in int32, the
+            # quotient truncated where the divisor is neither 0 nor -1 (a `//` by a term:
+            # _binop), so that a tile count of a persistent kernel is 0 where there are no
+            # tiles, not any value (adversarial round 76: the loop it bounds holds divisions
+            # whose divisor is 0 there, race_divisions.py)
+            from .race_kinds import I32, kind
+
+            x, d = e.args
+            if not model.int32 or (kind(model, x, inst, where) == I32
+                                   and kind(model, d, inst, where) == I32):
+                b = model.arith.operand(model, d, term(model, d, inst, depth - 1, where), inst,
+                                        where)
+                dm1 = model.arith.in_type(model, d, b - 1, inst, where)
+                s = model.arith.in_type(model, x, a + dm1, inst, where)
+                return _quotient(model, s, b, inst, guard=z3.Or(b > 0, b < -1), tag="cdiv")[0]
     return model.fresh(name.replace(".", "_"), inst)
 
 
