@@ -164,8 +164,21 @@ def check_memory_races(rep: KernelReport, loaded: Loaded, beside=None) -> None:
     # quantifies (`for every value of d`: but those at which the divisor `d` is 0)
     params = {p.name for p in getattr(rep.program, "params", ())}
     narrowed = sorted({a for g in divided for a in g[6] if a in params})
-    divided = [f"{arg} at line {line}" + (f" of {file.rsplit('/', 1)[-1]}" if file else "")
-               for _, arg, file, line, _, _, _ in divided]
+    # each divisor once, with the lines it divides at grouped by file (a helper inlined at
+    # several call sites divides at one line many times), in a fixed order
+    places: dict[str, dict[str, set]] = {}
+    for _, arg, file, line, _, _, _ in divided:
+        places.setdefault(arg, {}).setdefault(file.rsplit('/', 1)[-1] if file else "",
+                                              set()).add(line)
+
+    def at(lines: set, file: str) -> str:
+        ls = sorted(lines)
+        return (f"line{'s' if len(ls) > 1 else ''} "
+                + (", ".join(map(str, ls[:-1])) + " and " if len(ls) > 1 else "")
+                + str(ls[-1]) + (f" of {file}" if file else ""))
+
+    divided = [f"{arg} at " + "; ".join(at(ls, f) for f, ls in sorted(places[arg].items()))
+               for arg in sorted(places)]
     assumed = []
     if strides:
         # the stride rule is an assumption about the launch (docs/semantics.md, "Strides"):

@@ -30,6 +30,8 @@ these; one of the kernel body is not checked (check_divisions).
 
 from __future__ import annotations
 
+import re
+
 from typing import Iterator
 
 from ..diagnostics import TleError
@@ -238,6 +240,9 @@ def _division(model: Model, part: Part, e, lhs, rhs, site: Site, attempts, race_
 
         try:
             text = _Printer(model.kern, False).expr(rhs)
+            # a helper's local as its source spells it (the frontend renames the locals of
+            # an inlined helper `f` to `_f<n>_<name>`)
+            text = re.sub(r"\b_[A-Za-z]\w*?\d+_([A-Za-z_]\w*)\b", r"\1", text)
         except Exception:  # noqa: BLE001 - (a node the printer has no form for: its names)
             text = " * ".join(args)
         return (NOTE, f"`{text}`", loc.file or "", loc.line, loc.column, message or "",
