@@ -75,12 +75,12 @@ dict or a class; a partition defined twice is read as its last def, one pipe und
 one pipe (verified where correct), a partition writing then reading its own ring of capacity 2
 deadlocks at N = 3 (rejected).
 
-Left open: a division of the kernel body (``q = s % d`` computed before warp_specialize and
-handed to a partition whose wait stands under ``if d != 0:``) is still verified, though its code
-dominates every partition's and LLVM may use it so; checked there, the bundled MLA decode
-kernels' work item (``item % n_rb``, ``n_rb = cdiv(s_q * heads_per_kv, BLOCK_H)``, nonzero
-wherever the launch's grid runs a program) was refused, the model not tying the divisor to the
-grid. The argument divisors a verdict takes nonzero are stated, not checked by a launch (a
+Left open here and closed since: a division of the kernel body (``q = s % d`` computed
+before warp_specialize) was verified with no word of its divisor, though its code dominates
+every partition's; now a divisor of arguments and the grid there is stated as the partitions'
+are, one the grid or a domain keeps from 0 is none, and any other is not proved
+(tests/test_body_divisions.py). The argument divisors a verdict takes nonzero are stated,
+not checked by a launch (a
 ``tle.assume`` in the bundled kernels would make them checked). A lying ``tl.multiple_of`` (a
 divisibility the address does not have) makes Triton vectorise from a misaligned address,
 which the GPU traps on (no race: nothing claimed about it here); of a scalar bound in a mask

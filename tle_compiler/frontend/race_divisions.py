@@ -25,7 +25,8 @@ states the strides the race proof takes; ``tle.assume(d >= 1)`` makes it a domai
 checks. A division in a ``tl.where`` branch or a conditional expression is computed whatever
 the condition, as Triton evaluates both; an ``if`` around it is read (``if d != 0: q = s % d``
 is kept), as is a guard clause before it. A division by a number other than 0 and -1 is none of
-these; one of the kernel body is not checked (check_divisions).
+these. One of the kernel body (before ``warp_specialize``, whose code comes first) is a note
+where its divisor is the launch's, and not proved where it is any other value.
 """
 
 from __future__ import annotations
@@ -163,16 +164,94 @@ def check_divisions(model: Model, parts: list[Part], attempts, Unproved) -> list
     seed) of each try of a query, the last the longest."""
     from . import race_wraps
 
-    # (the kernel body's divisions are not checked: its work-item arithmetic divides by
-    # counts a launch's grid keeps nonzero where any program runs, `item % n_rb` of `n_rb =
-    # cdiv(s_q * heads, BLOCK_H)`, which the model cannot tie to the grid)
     notes: list[tuple] = []
     for part in parts:
         for e, lhs, rhs, site in divisions(part.kp.body):
             note = _division(model, part, e, lhs, rhs, site, attempts, race_wraps, Unproved)
             if note is not None and note not in notes:
                 notes.append(note)
+    if parts:
+        for note in _body_divisions(model, parts[0], Unproved):
+            if note not in notes:
+                notes.append(note)
     return notes
+
+
+def _body_divisions(model: Model, part: Part, Unproved) -> list[tuple]:
+    """The kernel body's divisions (before ``warp_specialize``: its code comes before every
+    partition's, so LLVM may rest the partitions' code on its divisors too). Its work-item
+    arithmetic divides by counts the launch makes (``item % n_rb`` of ``n_rb = cdiv(s_q *
+    heads, BLOCK_H)``), which the model does not tie to the grid: a divisor of arguments, the
+    grid and numbers alone is a note, as a partition's that z3 finds may be 0 (no values
+    named); one by a number other than 0 and -1 is none; any other (a loaded value, a loop
+    variable) is not proved."""
+    from ..ir.kernel_text import _Printer
+
+    notes = []
+    for e, lhs, rhs, _ in divisions(model.kern.prologue):
+        probe = Instance(part, Site(()), "probe")
+        c = _number_of(model, rhs)
+        if c is None:
+            with model.fixed_width():  # (numbers and constexprs folded: `2 * BK`)
+                c = _number(model.z3.simplify(term(model, rhs, probe, 24, "prologue")))
+        if c is not None and c not in (0, -1):
+            continue
+        if c is None and model.budget.left() > 0:
+            # a divisor the arguments' domains and the grid keep from 0 and -1 (a program
+            # count is at least 1): none
+            z3 = model.z3
+            with model.fixed_width():
+                b = model.arith.operand(model, rhs, term(model, rhs, probe, 24, "prologue"),
+                                        probe, "prologue")
+            solver = z3.Solver()
+            solver.add(*probe.constraints, *model.facts, z3.Or(b == 0, b == -1))
+            if model.budget.check(solver, BODY_RLIMIT)[0] == z3.unsat:
+                continue
+        if floating(model, lhs, probe, "prologue") or floating(model, rhs, probe, "prologue"):
+            continue  # (a float's floor division: no undefined value)
+        found: set = set()
+        loc = e.loc if getattr(e.loc, "line", 0) else model.kern.loc
+        if not (_launched(model, part, rhs, "prologue", found, set()) and found):
+            raise Unproved(
+                f"the kernel body divides by a value that is no number, no argument and no "
+                f"value of the grid (line {loc.line}): whether it may be 0 is not checked (a "
+                f"division by 0 is undefined behaviour to LLVM, which the compiled kernel may "
+                f"rest on)", loc)
+        args = sorted(found - {"<grid>"})
+        try:
+            text = _source_text(model, _Printer(model.kern, False), rhs)
+        except Exception:  # noqa: BLE001 - (a node the printer has no form for: its names)
+            text = " * ".join(args)
+        notes.append((NOTE, f"`{text}`", loc.file or "", loc.line, loc.column, "",
+                      tuple(args)))
+    return notes
+
+
+#: the resource units of the proof that a kernel-body divisor is neither 0 nor -1
+BODY_RLIMIT = 200_000
+
+
+def _source_text(model: Model, printer, e: K.Expr) -> str:
+    """``e`` as its source spells it, nearly: a temporary the frontend made for a call it
+    hoisted (``_t5``, ``_f1__t4`` in a helper; the kernel body's one assignment of it) printed as that call, and a
+    helper's local by its own name (the frontend renames the locals of an inlined helper
+    ``f`` to ``_f<n>_<name>``)."""
+    if isinstance(e, K.Name) and re.fullmatch(r"(_[A-Za-z]\w*?\d+_)?_t\d+", e.id):
+        vals = model.prologue_assigns.get(e.id, [])
+        if len(vals) == 1:
+            e = vals[0]
+    return re.sub(r"\b_[A-Za-z]\w*?\d+_([A-Za-z_]\w*)\b", r"\1", printer.expr(e))
+
+
+def _number_of(model: Model, e: K.Expr):
+    """The integer ``e`` is where it is a number or an integer constexpr, else None."""
+    if isinstance(e, (K.Const, K.Global)):
+        v = getattr(e.value, "value", e.value)
+    elif isinstance(e, K.Name) and e.id in model.constexprs:
+        v = model.constexprs[e.id]
+    else:
+        return None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _division(model: Model, part: Part, e, lhs, rhs, site: Site, attempts, race_wraps,
@@ -239,10 +318,7 @@ def _division(model: Model, part: Part, e, lhs, rhs, site: Site, attempts, race_
         from ..ir.kernel_text import _Printer
 
         try:
-            text = _Printer(model.kern, False).expr(rhs)
-            # a helper's local as its source spells it (the frontend renames the locals of
-            # an inlined helper `f` to `_f<n>_<name>`)
-            text = re.sub(r"\b_[A-Za-z]\w*?\d+_([A-Za-z_]\w*)\b", r"\1", text)
+            text = _source_text(model, _Printer(model.kern, False), rhs)
         except Exception:  # noqa: BLE001 - (a node the printer has no form for: its names)
             text = " * ".join(args)
         return (NOTE, f"`{text}`", loc.file or "", loc.line, loc.column, message or "",
