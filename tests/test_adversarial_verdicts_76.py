@@ -96,6 +96,7 @@ import sys
 import pytest
 
 from .adversarial_support import dump, expect, run_dump, write_kernel
+from .test_adversarial_verdicts_75 import TWO_STORES
 
 #: two partitions after a ring, each storing once to `y_ptr` (STORE_A at line 19, STORE_B at
 #: line 29 where each is one line)
@@ -332,42 +333,8 @@ def test_triton_drops_a_mask_an_assume_decides(tmp_path, monkeypatch):
 
 #: two partitions after a ring, with run-time `s` and `d` (round 75's TWO_STORES): STORE_A
 #: from line 18, STORE_B from line 27
-SD = '''import triton.language as tl
-import tle_compiler as tle
-
-
-@tle.jit
-def k(x_ptr, y_ptr, N, s, d):
-    kv = tle.pipe(capacity=2, tile=tle.gpu.alloc([2, 128], tl.float32))
-    tle.gpu.warp_specialize([(produce, (kv, x_ptr, y_ptr, N, s, d)),
-                             (consume, (kv, y_ptr, N, s, d))], [4], [232])
-
-
-def produce(kv, x_ptr, y_ptr, N, s, d):
-    w = kv.writer()
-    for t in range(N):
-        sl = w.acquire(t)
-        tl.store(tle.gpu.local_ptr(sl.tile), tl.load(x_ptr + t * 128 + tl.arange(0, 128)))
-        w.commit(t)
-    STORE_A
-
-
-def consume(kv, y_ptr, N, s, d):
-    r = kv.reader()
-    for t in range(N):
-        res = r.wait(t)
-        v = tl.load(tle.gpu.local_ptr(res.slot.tile))
-        r.release(t)
-    STORE_B
-
-
-DEFAULT_CONFIG = {
-    "signature": {"x_ptr": "*fp32", "y_ptr": "*fp32", "N": "i32", "s": "i32", "d": "i32"},
-    "constexprs": {},
-    "num_warps": 4,
-    "grid": (1,),
-}
-'''
+#: round 75's ring whose partitions store STORE_A / STORE_B after their events (lines 18 / 27)
+SD = TWO_STORES
 
 
 def sd(a: str, b: str, assume: str = "") -> str:
