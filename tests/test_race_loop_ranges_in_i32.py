@@ -101,7 +101,8 @@ def test_a_hand_off_in_a_loop_that_wraps_empty_orders_nothing(tmp_path, capsys, 
     src = HANDOFF.replace("ASSUMED", "tle.assume(s > 0)").replace("BOUND", bound)
     code, err = dump(tmp_path, capsys, src)
     expect(code, err, ("rejected", "kernel.py:28: error: partitions 'produce' (store at line "
-                       "15) and 'consume' (store at line 28)", "[memory-race]"))
+                       "15) and 'consume' (store at line 28)", "`y_ptr` + 0 (with s = ",
+                       "where a loop's int32 range arithmetic wraps around", "[memory-race]"))
 
 
 def test_a_hand_off_in_a_loop_that_stays_in_int32_orders(tmp_path, capsys):

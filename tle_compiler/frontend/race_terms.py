@@ -250,6 +250,7 @@ class Instance:
     #: unknowns their reading made (an int32 bound's wrap: race_wraps.py), for the witness
     ranges: list = field(default_factory=list)
     range_fresh: list = field(default_factory=list)
+    range_loops: list = field(default_factory=list)
 
 
 def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
@@ -292,6 +293,8 @@ def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
                 inst.unsure = inst.unsure or bool(outer.fresh)
         inst.ranges += [start, stop, step]
         inst.range_fresh += made
+        inst.range_loops.append(loop)
+        model.cache.setdefault("bound loops", {})[key] = loop
         t = start + step * n
         inst.iters[id(loop)] = (n, t)
         inst.constraints += [n >= 0, step != 0, z3.Implies(step > 0, t < stop),
