@@ -1549,11 +1549,9 @@ def _op(model: Model, e: K.Op, inst: Instance, depth: int, where: str):
             # _binop), so that a tile count of a persistent kernel is 0 where there are no
             # tiles, not any value (adversarial round 76: the loop it bounds holds divisions
             # whose divisor is 0 there, race_divisions.py)
-            from .race_kinds import I32, kind
-
             x, d = e.args
-            if not model.int32 or (kind(model, x, inst, where) == I32
-                                   and kind(model, d, inst, where) == I32):
+            int32 = getattr(model.arith, "both_int32", None)
+            if not model.int32 or (int32 is not None and int32(model, x, d, inst, where)):
                 b = model.arith.operand(model, d, term(model, d, inst, depth - 1, where), inst,
                                         where)
                 dm1 = model.arith.in_type(model, d, b - 1, inst, where)

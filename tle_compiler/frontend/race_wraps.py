@@ -81,6 +81,12 @@ def settle(model: Model, e: K.BinOp, a, b, inst: Instance, where: str):
     return Integers.settle(model, e, a, b, inst, where)
 
 
+def both_int32(model: Model, x: K.Expr, y: K.Expr, inst: Instance, where: str) -> bool:
+    """Whether ``x`` and ``y`` are both int32 values (race_kinds.kind), for race_terms, which
+    reads ``tl.cdiv`` of two such exactly (race_kinds imports race_terms)."""
+    return kind(model, x, inst, where) == I32 and kind(model, y, inst, where) == I32
+
+
 def _pointer_valued(model: Model, e: K.Expr, inst: Instance, where: str) -> Optional[bool]:
     """Whether the 64-bit value ``e`` is a pointer (True: it adds a pointer argument), an integer
     (False), or either (None: a value loaded from memory alone, which a pointer table holds)."""
