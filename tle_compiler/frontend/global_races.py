@@ -484,12 +484,11 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
             # 64-bit arithmetic or an address modulo 2 ** 64, then any (race_wraps.py)
             # (the outermost loops of the two partitions too, whose ranges are read once per
             # run: a hand-off in a loop that wraps empty orders nothing, race_order.py)
-            looped = [(start, stop, step, made, model.cache["bound loops"][key])
-                      for key, (start, stop, step, made) in model.bounds.items()
+            looped = [r for key, r in model.bounds.items()
                       if key[0] in (pa.kp.name, pb.kp.name)]
-            loop_fresh = [v for *_, made, _ in looped for v in made]
-            wraps = [v for v in ia.fresh + ib.fresh + ia.range_fresh + ib.range_fresh
-                     + loop_fresh
+            own = ia.ranges + ib.ranges
+            range_fresh = [v for r in own + looped for v in r.made]
+            wraps = [v for v in ia.fresh + ib.fresh + range_fresh
                      if const_name(z3, v).split("#")[0] in ("i32wrap", "i64wrap", "addrwrap")]
             solver, got, why = query(*unordered, *(v == 0 for v in wraps)) if wraps else \
                 (None, None, None)
@@ -521,41 +520,39 @@ def check_global_races(kern: K.Kernel, domains: Optional[dict] = None,
                 m = wrap[1]
                 off = (off.as_long() + m // 2) % m - m // 2
             # the integer arguments and program ids the two addresses read, at the witness
-            named = sorted(n for n in symbols(ta) | symbols(tb)
-                           if (n.startswith("a:") and n[2:] not in ca | cb)
-                           or n.startswith(("pid:", "nprog:")))
+            def witnessed(names) -> set[str]:
+                """The integer arguments (no constexpr, no pointer of the pair) and program
+                ids among the symbol names ``names``."""
+                return {n for n in names
+                        if (n.startswith("a:") and n[2:] not in ca | cb
+                            and n[2:] not in model.constexprs)
+                        or n.startswith(("pid:", "nprog:"))}
+
+            named = witnessed(symbols(ta) | symbols(tb))
+
             # a loop range whose int32 arithmetic wraps at the witness: the arguments it reads
             # too (`range(s * 65536)` runs at s = -65535)
             def wrapped_at(made) -> bool:
                 return any(const_name(z3, v).split("#")[0] == "i32wrap"
                            and z.eval(v, model_completion=True).as_long() for v in made)
 
-            ranges, loops = [], []
-            if wrapped_at(ia.range_fresh + ib.range_fresh):
-                ranges, loops = ia.ranges + ib.ranges, ia.range_loops + ib.range_loops
-            for start, stop, step, made, loop in looped:
-                if wrapped_at(made):
-                    ranges += [start, stop, step]
-                    loops.append(loop)
-            ranged = bool(ranges)
-            if ranged:
-                # the arguments the ranges read: in their terms, and written in the loops'
-                # start, stop and step (a quotient's term names no argument)
-                spelt = {f"a:{x.id}" for loop in loops
-                         for e in (loop.start, loop.stop, loop.step) for x in K.walk_expr(e)
-                         if isinstance(x, K.Name) and x.id in model.params}
-                named = sorted(set(named) | {
-                    n for n in spelt | {n for t in ranges for n in symbols(t)}
-                    if (n.startswith("a:") and n[2:] not in ca | cb
-                        and n[2:] not in model.constexprs)
-                    or n.startswith(("pid:", "nprog:"))})
+            wrapping = own if wrapped_at([v for r in own for v in r.made]) else []
+            wrapping = wrapping + [r for r in looped if wrapped_at(r.made)]
+            ranged = bool(wrapping)
+            for r in wrapping:
+                # the arguments a range reads: in its terms, and written in the loop's start,
+                # stop and step (a quotient's term names no argument)
+                named |= witnessed({n for t in r[:3] for n in symbols(t)} | {
+                    f"a:{x.id}" for e in (r.loop.start, r.loop.stop, r.loop.step)
+                    for x in K.walk_expr(e) if isinstance(x, K.Name) and x.id in model.params})
+            named = sorted(named)
             given = ", ".join(f"{_witness_name(n)} = "
                               f"{z.eval(model.z3.Int(n), model_completion=True)}" for n in named)
             read = sorted(model.constexprs_read)
             given = ", ".join([given] * bool(given) + [
                 f"{n} = {model.constexprs[n]} (constexpr)" for n in read])
             given = f" (with {given})" if given else ""
-            in_range = {v.get_id() for v in ia.range_fresh + ib.range_fresh + loop_fresh}
+            in_range = {v.get_id() for v in range_fresh}
             wrapped = {const_name(z3, v).split("#")[0] for v in wraps
                        if v.get_id() not in in_range
                        and z.eval(v, model_completion=True).as_long()}

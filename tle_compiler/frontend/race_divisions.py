@@ -164,16 +164,13 @@ def check_divisions(model: Model, parts: list[Part], attempts, Unproved) -> list
     seed) of each try of a query, the last the longest."""
     from . import race_wraps
 
+    found = [_division(model, part, e, lhs, rhs, site, attempts, race_wraps, Unproved)
+             for part in parts for e, lhs, rhs, site in divisions(part.kp.body)]
+    found += _body_divisions(model, parts[0], Unproved) if parts else []
     notes: list[tuple] = []
-    for part in parts:
-        for e, lhs, rhs, site in divisions(part.kp.body):
-            note = _division(model, part, e, lhs, rhs, site, attempts, race_wraps, Unproved)
-            if note is not None and note not in notes:
-                notes.append(note)
-    if parts:
-        for note in _body_divisions(model, parts[0], Unproved):
-            if note not in notes:
-                notes.append(note)
+    for note in found:
+        if note is not None and note not in notes:
+            notes.append(note)
     return notes
 
 
@@ -185,24 +182,20 @@ def _body_divisions(model: Model, part: Part, Unproved) -> list[tuple]:
     grid and numbers alone is a note, as a partition's that z3 finds may be 0 (no values
     named); one by a number other than 0 and -1 is none; any other (a loaded value, a loop
     variable) is not proved."""
-    from ..ir.kernel_text import _Printer
-
     notes = []
+    z3 = model.z3
     for e, lhs, rhs, _ in divisions(model.kern.prologue):
         probe = Instance(part, Site(()), "probe")
-        c = _number_of(model, rhs)
-        if c is None:
-            with model.fixed_width():  # (numbers and constexprs folded: `2 * BK`)
-                c = _number(model.z3.simplify(term(model, rhs, probe, 24, "prologue")))
+        with model.fixed_width():  # (numbers and constexprs folded: `2 * BK`)
+            b = term(model, rhs, probe, 24, "prologue")
+            c = _number(z3.simplify(b))
+            if c is None:
+                b = model.arith.operand(model, rhs, b, probe, "prologue")
         if c is not None and c not in (0, -1):
             continue
         if c is None and model.budget.left() > 0:
             # a divisor the arguments' domains and the grid keep from 0 and -1 (a program
             # count is at least 1): none
-            z3 = model.z3
-            with model.fixed_width():
-                b = model.arith.operand(model, rhs, term(model, rhs, probe, 24, "prologue"),
-                                        probe, "prologue")
             solver = z3.Solver()
             solver.add(*probe.constraints, *model.facts, z3.Or(b == 0, b == -1))
             if model.budget.check(solver, BODY_RLIMIT)[0] == z3.unsat:
@@ -217,13 +210,7 @@ def _body_divisions(model: Model, part: Part, Unproved) -> list[tuple]:
                 f"value of the grid (line {loc.line}): whether it may be 0 is not checked (a "
                 f"division by 0 is undefined behaviour to LLVM, which the compiled kernel may "
                 f"rest on)", loc)
-        args = sorted(found - {"<grid>"})
-        try:
-            text = _source_text(model, _Printer(model.kern, False), rhs)
-        except Exception:  # noqa: BLE001 - (a node the printer has no form for: its names)
-            text = " * ".join(args)
-        notes.append((NOTE, f"`{text}`", loc.file or "", loc.line, loc.column, "",
-                      tuple(args)))
+        notes.append(_note(model, rhs, loc, "", sorted(found - {"<grid>"})))
     return notes
 
 
@@ -231,27 +218,28 @@ def _body_divisions(model: Model, part: Part, Unproved) -> list[tuple]:
 BODY_RLIMIT = 200_000
 
 
+def _note(model: Model, divisor: K.Expr, loc, message: str, args: list[str]) -> tuple:
+    """The note of a divisor the launch chooses: ``(NOTE, divisor text, file, line, column,
+    refusal, arguments)`` (check_divisions)."""
+    from ..ir.kernel_text import _Printer
+
+    try:
+        text = _source_text(model, _Printer(model.kern, False), divisor)
+    except Exception:  # noqa: BLE001 - (a node the printer has no form for: its names)
+        text = " * ".join(args)
+    return (NOTE, f"`{text}`", loc.file or "", loc.line, loc.column, message, tuple(args))
+
+
 def _source_text(model: Model, printer, e: K.Expr) -> str:
     """``e`` as its source spells it, nearly: a temporary the frontend made for a call it
-    hoisted (``_t5``, ``_f1__t4`` in a helper; the kernel body's one assignment of it) printed as that call, and a
-    helper's local by its own name (the frontend renames the locals of an inlined helper
-    ``f`` to ``_f<n>_<name>``)."""
+    hoisted (``_t5``, ``_f1__t4`` in a helper; the kernel body's one assignment of it)
+    printed as that call, and a helper's local by its own name (the frontend renames the
+    locals of an inlined helper ``f`` to ``_f<n>_<name>``)."""
     if isinstance(e, K.Name) and re.fullmatch(r"(_[A-Za-z]\w*?\d+_)?_t\d+", e.id):
         vals = model.prologue_assigns.get(e.id, [])
         if len(vals) == 1:
             e = vals[0]
     return re.sub(r"\b_[A-Za-z]\w*?\d+_([A-Za-z_]\w*)\b", r"\1", printer.expr(e))
-
-
-def _number_of(model: Model, e: K.Expr):
-    """The integer ``e`` is where it is a number or an integer constexpr, else None."""
-    if isinstance(e, (K.Const, K.Global)):
-        v = getattr(e.value, "value", e.value)
-    elif isinstance(e, K.Name) and e.id in model.constexprs:
-        v = model.constexprs[e.id]
-    else:
-        return None
-    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _division(model: Model, part: Part, e, lhs, rhs, site: Site, attempts, race_wraps,
@@ -315,14 +303,7 @@ def _division(model: Model, part: Part, e, lhs, rhs, site: Site, attempts, race_
             f"`tl.maximum(d, 1)`")
     if launched:
         # a launch's to choose: the verdict takes it nonzero, and says so (cli/kernel_checks.py)
-        from ..ir.kernel_text import _Printer
-
-        try:
-            text = _source_text(model, _Printer(model.kern, False), rhs)
-        except Exception:  # noqa: BLE001 - (a node the printer has no form for: its names)
-            text = " * ".join(args)
-        return (NOTE, f"`{text}`", loc.file or "", loc.line, loc.column, message or "",
-                tuple(args))
+        return _note(model, rhs, loc, message or "", args)
     if message is None:
         raise Unproved(
             f"partition '{part.kp.name}': whether the divisor of the division at line "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from ..ir import kernel as K
 from .race_casts import CASTS, cast_target, fill_type, pointer_cast, target_of
@@ -132,8 +132,8 @@ class Model:
         self._sym: dict[str, object] = {}
         #: terms of kernel-body expressions, by id: one value for every partition
         self.shared: dict[int, object] = {}
-        #: (partition, id of its outermost loop) -> the loop's start, stop and step terms
-        self.bounds: dict[tuple, tuple] = {}
+        #: (partition, id of its outermost loop) -> its range (:class:`LoopRange`)
+        self.bounds: dict[tuple, LoopRange] = {}
         self.facts: list = []
         self._fresh = 0
         #: unknown's name -> the kernel arguments the expression it stands for reads
@@ -246,11 +246,19 @@ class Instance:
     #: where an access's pointer and mask are read with one lane per ``tl.arange`` (no axis
     #: moved: :func:`access_mask`), that lane by the id of the ``tl.arange`` node
     lanes: Optional[dict] = None
-    #: the terms of the loop ranges on its path (start, stop and step of each) and the
-    #: unknowns their reading made (an int32 bound's wrap: race_wraps.py), for the witness
+    #: the ranges of the loops on its path (:class:`LoopRange`), for the witness
     ranges: list = field(default_factory=list)
-    range_fresh: list = field(default_factory=list)
-    range_loops: list = field(default_factory=list)
+
+
+class LoopRange(NamedTuple):
+    """A ``for`` loop's range as :func:`instance` read it: the start, stop and step terms, the
+    unknowns their reading made (an int32 bound's wrap: race_wraps.py) and the loop."""
+
+    start: object
+    stop: object
+    step: object
+    made: tuple
+    loop: K.For
 
 
 def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
@@ -266,9 +274,8 @@ def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
             inst.constraints.append(n >= 0)
             continue
         key = (part.kp.name, id(loop))
-        if key in model.bounds:
-            start, stop, step, made = model.bounds[key]
-        else:
+        got = model.bounds.get(key)
+        if got is None:
             # read where the loop statement stands (names its block assigns before it hold)
             outer = Instance(part, _statement(site, depth), label, dict(inst.iters), [], [])
             # each read in its type, as Triton computes it, for an access's instance and a
@@ -280,21 +287,19 @@ def instance(model: Model, part: Part, site: Site, label: str) -> Instance:
                 start, stop, step = (model.arith.operand(model, x, term(model, x, outer),
                                                          outer, "part")
                                      for x in (loop.start, loop.stop, loop.step))
-            made = tuple(outer.fresh)
+            got = LoopRange(start, stop, step, tuple(outer.fresh), loop)
             if len(inst.iters) == 0:
                 # the partition's outermost loop: its range is read once per run, so every
                 # instance of the partition shares it (an event's iteration is then one the
                 # loop really has)
-                model.bounds[key] = start, stop, step, made
+                model.bounds[key] = got
                 model.facts += outer.constraints
             else:
                 inst.constraints += outer.constraints
                 inst.fresh += outer.fresh
                 inst.unsure = inst.unsure or bool(outer.fresh)
-        inst.ranges += [start, stop, step]
-        inst.range_fresh += made
-        inst.range_loops.append(loop)
-        model.cache.setdefault("bound loops", {})[key] = loop
+        inst.ranges.append(got)
+        start, stop, step = got.start, got.stop, got.step
         t = start + step * n
         inst.iters[id(loop)] = (n, t)
         inst.constraints += [n >= 0, step != 0, z3.Implies(step > 0, t < stop),
