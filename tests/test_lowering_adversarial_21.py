@@ -271,9 +271,10 @@ def test_a_return_inside_a_partitions_loop_is_refused_as_triton_refuses_it(tmp_p
     assert "`return` inside a loop is not supported" in out, out
 
 
-def _refused(tmp_path, body: str) -> str:
+def _refused(tmp_path, body: str, dtype: str = "float32") -> str:
+    """The words plain Triton refuses ``body`` with, over a ``dtype`` tile."""
     with pytest.raises(Exception) as info:
-        _plain(tmp_path, body, "float32")
+        _plain(tmp_path, body, dtype)
     return _texts(info.value)
 
 
@@ -314,14 +315,9 @@ def test_the_shape_of_a_slots_field_is_refused_in_true_words(tmp_path, body):
     "a, b = t.shape\nc = b\nif M < 5:\n    t = t * c\n" + S % "t",
 ], ids=["unpacked", "subscript", "renamed"])
 def test_a_shape_item_changing_a_names_type_in_a_branch_is_refused_at_the_line(tmp_path, body):
-    assert "but the then block redefines it as int32" in _refused_int8(tmp_path, body)
+    assert "but the then block redefines it as int32" in _refused(tmp_path, body, "int8")
     text = _tle_text(body, "int8")
     rc, out = _dump(_write(tmp_path, text), "-q")
     assert rc == 1 and f"kernel.py:{_line(text, 'if ')}: error" in out, out
     assert "the then branch binds it to a int32 block" in out, out
 
-
-def _refused_int8(tmp_path, body: str) -> str:
-    with pytest.raises(Exception) as info:
-        _plain(tmp_path, body, "int8")
-    return _texts(info.value)
